@@ -1,0 +1,28 @@
+"""gpugrad: reverse-mode automatic differentiation on CuPy (NVIDIA GPUs) and NumPy.
+
+Example:
+    >>> import gpugrad as gg
+    >>> w = gg.Variable([1.0, 2.0])
+    >>> with gg.GradientTape() as tape:
+    ...     loss = gg.sum(gg.square(w))
+    >>> tape.gradient(loss, w).numpy().tolist()
+    [2.0, 4.0]
+"""
+import numpy as _np
+
+__version__ = "0.1.0"
+
+from .errors import (DeviceError, DeviceUnavailableError, DTypeError, GpugradError,  # noqa: E402
+                     GradientError, LookupGradientError, ShapeError)
+from .backend import cuda_available, default_device, device, devices, get_device  # noqa: E402
+from .tensor import Tensor, Variable, tensor  # noqa: E402
+from .registry import NotDifferentiable, RegisterGradient, registered_ops  # noqa: E402
+from . import ops  # noqa: E402
+from .ops import *  # noqa: E402,F401,F403
+from .tape import GradientTape  # noqa: E402
+from .custom_gradient import custom_gradient, record_operation  # noqa: E402
+from . import gradient_checker  # noqa: E402
+
+no_gradient = NotDifferentiable
+float16, float32, float64 = _np.float16, _np.float32, _np.float64
+int32, int64, bool_ = _np.int32, _np.int64, _np.bool_

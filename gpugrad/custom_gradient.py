@@ -1,0 +1,118 @@
+"""Custom gradients and low-level recording, through the same path as built-in ops."""
+import functools
+import inspect
+
+from . import nest
+from .errors import GradientError
+from .recorder import active_tapes, record
+from .tensor import Tensor, as_tensor
+
+
+def record_operation(op_type, outputs, inputs, backward_fn=None):
+    """Record that ``outputs`` were computed from ``inputs`` by op ``op_type``.
+
+    ``backward_fn(*dys)`` returns one gradient per input; ``None`` means "use
+    the gradient registered for ``op_type``". Does nothing when no tape records.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> x = gg.tensor(3.0)
+        >>> with gg.GradientTape() as tape:
+        ...     tape.watch(x)
+        ...     y = gg.tensor(x.numpy() * 2)  # computed outside gpugrad
+        ...     gg.record_operation("Double", [y], [x], lambda dy: [dy * 2])
+        >>> tape.gradient(y, x).item()
+        2.0
+    """
+    if not active_tapes:
+        return
+    inputs = tuple(as_tensor(t) for t in nest.flatten(inputs))
+    outputs = tuple(nest.flatten(outputs))
+    for t in outputs:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"record_operation outputs must be tensors, not {type(t).__name__}")
+    record(outputs, inputs, op_type, {}, backward_fn)
+
+
+def custom_gradient(f):
+    """Decorate ``f(*xs) -> (y, grad_fn)`` to give ``y`` the gradient ``grad_fn``.
+
+    ``grad_fn(*dys)`` returns one gradient per input (a bare tensor for one
+    input). If ``f`` reads trainable variables, ``grad_fn(*dys, variables=None)``
+    returns ``(input_grads, variable_grads)``.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> @gg.custom_gradient
+        ... def logexp(x):
+        ...     e = gg.exp(x)
+        ...     def grad(dy):
+        ...         return dy * (1 - 1 / (1 + e))
+        ...     return gg.log(1 + e), grad
+        >>> x = gg.tensor(100.0)
+        >>> with gg.GradientTape() as tape:
+        ...     tape.watch(x)
+        ...     y = logexp(x)
+        >>> tape.gradient(y, x).item()
+        1.0
+    """
+    from .tape import GradientTape
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        xs = [as_tensor(a) if not isinstance(a, Tensor) and _is_array_like(a) else a for a in args]
+        saved = active_tapes[:]
+        del active_tapes[:]  # f's own ops are not recorded by the outer tapes...
+        reads = GradientTape(watch_accessed_variables=True)
+        try:
+            with reads:  # ...but this tape notes which variables f reads
+                y, grad_fn = f(*xs, **kwargs)
+        finally:
+            active_tapes[:] = saved
+        if not active_tapes:
+            return y
+        variables = [v for v in reads.watched_variables()]
+        if variables and "variables" not in inspect.signature(grad_fn).parameters:
+            raise GradientError(
+                f"custom_gradient function {f.__name__!r} reads variables "
+                f"{[v.name or tuple(v.shape) for v in variables]}, so its grad_fn must accept "
+                f"a 'variables' keyword and return (input_grads, variable_grads)")
+        inputs = tuple(x for x in xs if isinstance(x, Tensor))
+        flat_y = nest.flatten(y)
+        outs = tuple(Tensor._wrap(t._data, t._device) for t in flat_y)  # fresh ids for the tape
+        backward = _backward_fn(f.__name__, grad_fn, inputs, variables)
+        record(outs, inputs + tuple(variables), f"CustomGradient:{f.__name__}", {}, backward)
+        return nest.pack_like(y, outs) if isinstance(y, (list, tuple, dict)) else outs[0]
+
+    return wrapper
+
+
+def _is_array_like(a):
+    return isinstance(a, (int, float, list)) or hasattr(a, "__array__")
+
+
+def _backward_fn(name, grad_fn, inputs, variables):
+    def backward(*dys):
+        if variables:
+            input_grads, variable_grads = grad_fn(*dys, variables=variables)
+            input_grads = _as_list(input_grads)
+            variable_grads = _as_list(variable_grads)
+            if len(variable_grads) != len(variables):
+                raise GradientError(
+                    f"custom gradient of {name!r} returned {len(variable_grads)} variable "
+                    f"gradients; expected {len(variables)}")
+        else:
+            input_grads, variable_grads = _as_list(grad_fn(*dys)), []
+        if len(input_grads) != len(inputs):
+            raise GradientError(
+                f"custom gradient of {name!r} returned {len(input_grads)} input gradients; "
+                f"expected {len(inputs)} (one per tensor argument)")
+        return input_grads + variable_grads
+
+    return backward
+
+
+def _as_list(grads):
+    if grads is None or isinstance(grads, Tensor):
+        return [grads]
+    return list(grads)

@@ -1,0 +1,275 @@
+"""Activations: tanh sigmoid relu leaky_relu elu softplus (gelu in gelu.py).
+
+Their gradients are fused op types (``TanhGrad``, ``SigmoidGrad``,
+``ReluGrad``, ``LeakyReluGrad``, ``EluGrad``, ``SoftplusGrad``) with
+gradients of their own.
+"""
+import numpy as np
+
+from ..registry import RegisterGradient
+from .arithmetic import multiply, where
+from .base import emit, host_scalar, hot_grad, unary
+
+__all__ = ['tanh', 'tanh_grad', 'sigmoid', 'sigmoid_grad', 'relu', 'relu_grad', 'leaky_relu', 'leaky_relu_grad', 'elu', 'elu_grad', 'softplus', 'softplus_grad']
+
+
+
+# ---------------------------------------------------------------- tanh
+
+
+def tanh(x):
+    """Hyperbolic tangent elementwise.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.tanh(gg.tensor([0.0])).numpy().tolist()
+        [0.0]
+    """
+    x = unary(x)
+    return emit("Tanh", x._device.xp.tanh(x._data), x._device, (x,))
+
+
+@RegisterGradient("Tanh")
+def _tanh_grad(op, dy):
+    return (tanh_grad(op.outputs[0], dy),)
+
+
+def _tanh_grad_cpu(y, dy):
+    return dy * (host_scalar(1, y) - y * y)
+
+
+def tanh_grad(y, dy):
+    """Fused gradient of tanh from its output y: ``dy * (1 - y**2)``.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.ops.tanh_grad(gg.tensor(0.5), gg.tensor(1.0)).item()
+        0.75
+    """
+    return hot_grad("TanhGrad", "tanh_grad", _tanh_grad_cpu, y, dy)
+
+
+@RegisterGradient("TanhGrad")
+def _tanh_grad_grad(op, g):
+    y, dy = op.inputs
+    return multiply(g, -2.0 * dy * y), tanh_grad(y, g)
+
+
+# ---------------------------------------------------------------- sigmoid
+
+
+def _sigmoid_cpu(xp, x):
+    # exp(-|x|) never overflows: 1/(1+e) for x >= 0, e/(1+e) for x < 0
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1, e) / (1 + e)
+
+
+def sigmoid(x):
+    """1 / (1 + e**-x) elementwise, without overflow for large |x|.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.sigmoid(gg.tensor([0.0])).numpy().tolist()
+        [0.5]
+    """
+    x = unary(x)
+    out = _sigmoid_cpu(x._device.xp, x._data).astype(x.dtype, copy=False)
+    return emit("Sigmoid", out, x._device, (x,))
+
+
+@RegisterGradient("Sigmoid")
+def _sigmoid_grad(op, dy):
+    return (sigmoid_grad(op.outputs[0], dy),)
+
+
+def _sigmoid_grad_cpu(y, dy):
+    return dy * (y * (host_scalar(1, y) - y))
+
+
+def sigmoid_grad(y, dy):
+    """Fused gradient of sigmoid from its output y: ``dy * y * (1 - y)``.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.ops.sigmoid_grad(gg.tensor(0.5), gg.tensor(1.0)).item()
+        0.25
+    """
+    return hot_grad("SigmoidGrad", "sigmoid_grad", _sigmoid_grad_cpu, y, dy)
+
+
+@RegisterGradient("SigmoidGrad")
+def _sigmoid_grad_grad(op, g):
+    y, dy = op.inputs
+    return multiply(g, dy * (1.0 - 2.0 * y)), sigmoid_grad(y, g)
+
+
+# ---------------------------------------------------------------- relu, leaky_relu
+
+
+def relu(x):
+    """max(x, 0) elementwise; the gradient at 0 is 0.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.relu(gg.tensor([-1.0, 2.0])).numpy().tolist()
+        [0.0, 2.0]
+    """
+    x = unary(x)
+    return emit("Relu", x._device.xp.maximum(x._data, 0), x._device, (x,))
+
+
+@RegisterGradient("Relu")
+def _relu_grad(op, dy):
+    return (relu_grad(op.outputs[0], dy),)
+
+
+def _relu_grad_cpu(y, dy):
+    return dy * (y > 0)
+
+
+def relu_grad(y, dy):
+    """Fused gradient of relu from its output y: ``dy`` where y > 0, else 0.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.ops.relu_grad(gg.tensor([0.0, 2.0]), gg.tensor([5.0, 5.0])).numpy().tolist()
+        [0.0, 5.0]
+    """
+    return hot_grad("ReluGrad", "relu_grad", _relu_grad_cpu, y, dy)
+
+
+@RegisterGradient("ReluGrad")
+def _relu_grad_grad(op, g):
+    y, _ = op.inputs
+    return None, relu_grad(y, g)  # piecewise linear: no curvature
+
+
+def leaky_relu(x, alpha=0.2):
+    """x where x > 0, else alpha * x.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.leaky_relu(gg.tensor([-1.0, 2.0]), alpha=0.1).numpy().tolist()
+        [-0.10000000149011612, 2.0]
+    """
+    x = unary(x)
+    xp = x._device.xp
+    out = xp.where(x._data > 0, x._data, x._data * x.dtype.type(alpha))
+    return emit("LeakyRelu", out, x._device, (x,), {"alpha": alpha})
+
+
+@RegisterGradient("LeakyRelu")
+def _leaky_relu_grad(op, dy):
+    return (leaky_relu_grad(op.inputs[0], dy, op.attrs["alpha"]),)
+
+
+def _leaky_relu_grad_cpu(x, dy, alpha):
+    return np.where(x > 0, dy, dy * dy.dtype.type(alpha))
+
+
+def leaky_relu_grad(x, dy, alpha=0.2):
+    """Fused gradient of leaky_relu: ``dy`` where x > 0, else ``alpha * dy``.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.ops.leaky_relu_grad(gg.tensor([-1.0, 2.0]), gg.tensor([1.0, 1.0]), 0.5).numpy().tolist()
+        [0.5, 1.0]
+    """
+    return hot_grad("LeakyReluGrad", "leaky_relu_grad", _leaky_relu_grad_cpu, x, dy, {"alpha": alpha})
+
+
+@RegisterGradient("LeakyReluGrad")
+def _leaky_relu_grad_grad(op, g):
+    x, _ = op.inputs
+    return None, leaky_relu_grad(x, g, op.attrs["alpha"])
+
+
+# ---------------------------------------------------------------- elu, softplus
+
+
+def elu(x, alpha=1.0):
+    """x where x > 0, else alpha * (e**x - 1).
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.elu(gg.tensor([0.0, 2.0])).numpy().tolist()
+        [0.0, 2.0]
+    """
+    x = unary(x)
+    xp = x._device.xp
+    negative_part = xp.expm1(xp.minimum(x._data, 0)) * x.dtype.type(alpha)
+    out = xp.where(x._data > 0, x._data, negative_part)
+    return emit("Elu", out, x._device, (x,), {"alpha": alpha})
+
+
+@RegisterGradient("Elu")
+def _elu_grad(op, dy):
+    return (elu_grad(op.inputs[0], dy, op.attrs["alpha"]),)
+
+
+def _elu_grad_cpu(x, dy, alpha):
+    return dy * np.where(x > 0, 1, np.exp(np.minimum(x, 0)) * x.dtype.type(alpha)).astype(dy.dtype, copy=False)
+
+
+def elu_grad(x, dy, alpha=1.0):
+    """Fused gradient of elu: ``dy`` where x > 0, else ``dy * alpha * e**x``.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.ops.elu_grad(gg.tensor([0.0, 2.0]), gg.tensor([1.0, 1.0])).numpy().tolist()
+        [1.0, 1.0]
+    """
+    return hot_grad("EluGrad", "elu_grad", _elu_grad_cpu, x, dy, {"alpha": alpha})
+
+
+@RegisterGradient("EluGrad")
+def _elu_grad_grad(op, g):
+    # d/dx [dy * alpha e^x] = dy * alpha e^x on x <= 0, 0 elsewhere
+    x, dy = op.inputs
+    alpha = op.attrs["alpha"]
+    curvature = where(x._data > 0, 0.0, elu_grad(x, dy, alpha))
+    return multiply(g, curvature), elu_grad(x, g, alpha)
+
+
+def softplus(x):
+    """log(1 + e**x) elementwise, stable for large |x|.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.softplus(gg.tensor([100.0])).numpy().tolist()
+        [100.0]
+    """
+    x = unary(x)
+    xp = x._device.xp
+    out = xp.maximum(x._data, 0) + xp.log1p(xp.exp(-xp.abs(x._data)))
+    return emit("Softplus", out, x._device, (x,))
+
+
+@RegisterGradient("Softplus")
+def _softplus_grad(op, dy):
+    return (softplus_grad(op.inputs[0], dy),)
+
+
+def _softplus_grad_cpu(x, dy):
+    return dy * _sigmoid_cpu(np, x).astype(dy.dtype, copy=False)
+
+
+def softplus_grad(x, dy):
+    """Fused gradient of softplus: ``dy * sigmoid(x)``.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.ops.softplus_grad(gg.tensor(0.0), gg.tensor(1.0)).item()
+        0.5
+    """
+    return hot_grad("SoftplusGrad", "softplus_grad", _softplus_grad_cpu, x, dy)
+
+
+@RegisterGradient("SoftplusGrad")
+def _softplus_grad_grad(op, g):
+    x, dy = op.inputs
+    s = sigmoid(x)
+    return multiply(g, dy * s * (1.0 - s)), softplus_grad(x, g)
+
+
+TENSOR_METHODS = {"tanh": tanh, "sigmoid": sigmoid, "relu": relu}

@@ -1,0 +1,115 @@
+"""What every op module shares: operand conversion, device checks, fused dispatch.
+
+An op function converts its operands with :func:`unary` / :func:`binary`,
+computes its output array with the device's array module, and ends in
+:func:`gpugrad.recorder.emit`. A hot gradient op runs :func:`fused`: NumPy on
+the CPU, the CUDA kernel of the same name from ``kernels/`` on a GPU.
+"""
+import numpy as np
+
+from ..backend import CPU
+from ..errors import DeviceError, ShapeError
+from ..recorder import emit, emit_many  # noqa: F401 - re-exported for op modules
+from ..tensor import Tensor, as_tensor
+
+_scalar_tensors = {}  # (value, dtype, device) -> 0-d Tensor, for Python numbers in ops
+_host_scalars = {}  # (value, dtype) -> 0-d NumPy array, for CPU gradient formulas
+
+
+def unary(x):
+    """``x`` as a Tensor (a Python number or array goes to the default device)."""
+    return x if isinstance(x, Tensor) else as_tensor(x)
+
+
+def scalar_tensor(value, like):
+    """A cached 0-d tensor of Python number ``value`` in ``like``'s float dtype and device.
+
+    Converting a Python float costs NumPy more than the op itself on small arrays.
+    """
+    if value == 0 or like._data.dtype.kind not in "fc" or value != value:
+        return as_tensor(value, like=like)  # -0.0 == 0.0 and NaN != NaN: not cacheable
+    key = (value, like._data.dtype, like._device)
+    t = _scalar_tensors.get(key)
+    if t is None:
+        if len(_scalar_tensors) > 4096:
+            _scalar_tensors.clear()
+        t = _scalar_tensors[key] = as_tensor(value, like=like)
+    return t
+
+
+def host_scalar(value, like):
+    """A cached 0-d NumPy array of ``value`` in the dtype of array ``like``."""
+    key = (value, like.dtype)
+    a = _host_scalars.get(key)
+    if a is None:
+        a = _host_scalars[key] = np.asarray(value, dtype=like.dtype)
+    return a
+
+
+def binary(x, y, op_type):
+    """``x`` and ``y`` as Tensors on one device; a Python number takes the other's dtype."""
+    if not isinstance(y, Tensor):
+        y = scalar_tensor(y, x) if isinstance(y, (int, float)) and isinstance(x, Tensor) \
+            else as_tensor(y, like=x if isinstance(x, Tensor) else None)
+    if not isinstance(x, Tensor):
+        x = scalar_tensor(x, y) if isinstance(x, (int, float)) else as_tensor(x, like=y)
+    if x._device is not y._device:
+        raise DeviceError(
+            f"op {op_type!r} got tensors on two devices, {x.device!r} and {y.device!r}; "
+            f"move one with .to(device)")
+    return x, y
+
+
+def same_device(tensors, op_type):
+    """Raise DeviceError unless every tensor is on the first one's device."""
+    dev = tensors[0]._device
+    for t in tensors:
+        if t._device is not dev:
+            raise DeviceError(
+                f"op {op_type!r} got tensors on two devices, {dev.name!r} and {t.device!r}; "
+                f"move one with .to(device)")
+    return dev
+
+
+def broadcast_error(op_type, *tensors):
+    shapes = ", ".join(str(t.shape) for t in tensors)
+    return ShapeError(f"op {op_type!r} cannot broadcast shapes {shapes} together")
+
+
+def fused(kernel_name, cpu_formula, device, *arrays, **params):
+    """Run ``cpu_formula(*arrays, **params)`` on the CPU, else the fused kernel."""
+    if device is CPU:
+        return cpu_formula(*arrays, **params)
+    return device.backend.fused(kernel_name, *arrays, **params)
+
+
+def hot_grad(op_type, kernel_name, cpu_formula, a, dy, attrs=None):
+    """Emit fused gradient op ``op_type`` of saved tensor ``a`` and upstream ``dy``.
+
+    On the CPU ``cpu_formula(a, dy, **attrs)`` computes it with NumPy; on a
+    GPU the kernel ``kernels/<kernel_name>.cu`` does, in one pass.
+    """
+    dev = a._device
+    if dy._device is not dev:
+        same_device((a, dy), op_type)
+    if dev is CPU:
+        data = cpu_formula(a._data, dy._data) if attrs is None else cpu_formula(a._data, dy._data, **attrs)
+    else:
+        data = dev.backend.fused(kernel_name, a._data, dy._data, **(attrs or {}))
+    return emit(op_type, data, dev, (a, dy), attrs)
+
+
+def scalar_of_broadcast(a):
+    """The one value of ``a`` as a 0-d array if ``a`` is a broadcast of it, else ``None``.
+
+    Gradients of reductions arrive as stride-0 views of a single value; a rule
+    that sees one can multiply by a scalar and save a pass over memory.
+    """
+    if a.ndim and not any(a.strides):
+        return a.reshape(-1)[:1].reshape(())
+    return None
+
+
+def float_dtype_of(x):
+    """The float dtype results of ``x`` take: its own, or float32 for integers."""
+    return x.dtype if x.dtype.kind in "fc" else np.dtype(np.float32)

@@ -1,0 +1,3 @@
+"""(to be filled) control ops."""
+__all__ = []
+TENSOR_METHODS = {}

@@ -1,0 +1,3 @@
+"""(to be filled) indexing ops."""
+__all__ = []
+TENSOR_METHODS = {}

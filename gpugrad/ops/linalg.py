@@ -1,0 +1,3 @@
+"""(to be filled) linalg ops."""
+__all__ = []
+TENSOR_METHODS = {}

@@ -1,0 +1,330 @@
+"""Elementwise math: square sqrt rsqrt reciprocal exp log log1p expm1 sin cos.
+
+The hot gradients (``SquareGrad``, ``SqrtGrad``, ``RsqrtGrad``,
+``ReciprocalGrad``, ``ExpGrad``, ``LogGrad``) are op types of their own: one
+fused kernel on the GPU, NumPy on the CPU, and a registered gradient of their
+own so second order runs through them too.
+"""
+from ..registry import RegisterGradient
+from .arithmetic import multiply, negative
+from .base import emit, host_scalar, hot_grad, scalar_of_broadcast, unary
+
+__all__ = ['square', 'square_grad', 'sqrt', 'sqrt_grad', 'rsqrt', 'rsqrt_grad', 'reciprocal', 'reciprocal_grad', 'exp', 'exp_grad', 'log', 'log_grad', 'expm1', 'log1p', 'sin', 'cos']
+
+
+
+# ---------------------------------------------------------------- square
+
+
+def square(x):
+    """x * x elementwise.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.square(gg.tensor([3.0])).numpy().tolist()
+        [9.0]
+    """
+    x = unary(x)
+    return emit("Square", x._device.xp.square(x._data), x._device, (x,))
+
+
+@RegisterGradient("Square")
+def _square_grad(op, dy):
+    return (square_grad(op.inputs[0], dy),)
+
+
+def _square_grad_cpu(x, dy):
+    c = scalar_of_broadcast(dy)
+    if c is not None:  # dy from a reduction: one pass instead of two
+        return x * (c + c)
+    return (x + x) * dy
+
+
+def square_grad(x, dy):
+    """Fused gradient of square: ``2 * x * dy``.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.ops.square_grad(gg.tensor(3.0), gg.tensor(1.0)).item()
+        6.0
+    """
+    return hot_grad("SquareGrad", "square_grad", _square_grad_cpu, x, dy)
+
+
+@RegisterGradient("SquareGrad")
+def _square_grad_grad(op, g):
+    x, dy = op.inputs
+    return multiply(g, 2.0 * dy), square_grad(x, g)
+
+
+# ---------------------------------------------------------------- sqrt, rsqrt, reciprocal
+
+
+def sqrt(x):
+    """Square root elementwise.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.sqrt(gg.tensor([4.0])).numpy().tolist()
+        [2.0]
+    """
+    x = unary(x)
+    return emit("Sqrt", x._device.xp.sqrt(x._data), x._device, (x,))
+
+
+@RegisterGradient("Sqrt")
+def _sqrt_grad(op, dy):
+    return (sqrt_grad(op.outputs[0], dy),)
+
+
+def _sqrt_grad_cpu(y, dy):
+    return dy / (y + y)
+
+
+def sqrt_grad(y, dy):
+    """Fused gradient of sqrt from its output y: ``dy / (2 y)``.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.ops.sqrt_grad(gg.tensor(2.0), gg.tensor(1.0)).item()
+        0.25
+    """
+    return hot_grad("SqrtGrad", "sqrt_grad", _sqrt_grad_cpu, y, dy)
+
+
+@RegisterGradient("SqrtGrad")
+def _sqrt_grad_grad(op, g):
+    y, dy = op.inputs
+    out = op.outputs[0]  # dy / (2y)
+    return negative(multiply(g, out / y)), sqrt_grad(y, g)
+
+
+def rsqrt(x):
+    """1 / sqrt(x) elementwise.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.rsqrt(gg.tensor([4.0])).numpy().tolist()
+        [0.5]
+    """
+    x = unary(x)
+    xp = x._device.xp
+    return emit("Rsqrt", xp.reciprocal(xp.sqrt(x._data)), x._device, (x,))
+
+
+@RegisterGradient("Rsqrt")
+def _rsqrt_grad(op, dy):
+    return (rsqrt_grad(op.outputs[0], dy),)
+
+
+def _rsqrt_grad_cpu(y, dy):
+    return (dy * host_scalar(-0.5, dy)) * (y * y * y)
+
+
+def rsqrt_grad(y, dy):
+    """Fused gradient of rsqrt from its output y: ``-0.5 * dy * y**3``.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.ops.rsqrt_grad(gg.tensor(0.5), gg.tensor(1.0)).item()
+        -0.0625
+    """
+    return hot_grad("RsqrtGrad", "rsqrt_grad", _rsqrt_grad_cpu, y, dy)
+
+
+@RegisterGradient("RsqrtGrad")
+def _rsqrt_grad_grad(op, g):
+    y, dy = op.inputs
+    return multiply(g, -1.5 * dy * y * y), rsqrt_grad(y, g)
+
+
+def reciprocal(x):
+    """1 / x elementwise.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.reciprocal(gg.tensor([4.0])).numpy().tolist()
+        [0.25]
+    """
+    x = unary(x)
+    return emit("Reciprocal", x._device.xp.reciprocal(x._data), x._device, (x,))
+
+
+@RegisterGradient("Reciprocal")
+def _reciprocal_grad(op, dy):
+    return (reciprocal_grad(op.outputs[0], dy),)
+
+
+def _reciprocal_grad_cpu(y, dy):
+    return -dy * (y * y)
+
+
+def reciprocal_grad(y, dy):
+    """Fused gradient of reciprocal from its output y: ``-dy * y**2``.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.ops.reciprocal_grad(gg.tensor(0.5), gg.tensor(1.0)).item()
+        -0.25
+    """
+    return hot_grad("ReciprocalGrad", "reciprocal_grad", _reciprocal_grad_cpu, y, dy)
+
+
+@RegisterGradient("ReciprocalGrad")
+def _reciprocal_grad_grad(op, g):
+    y, dy = op.inputs
+    return multiply(g, -2.0 * dy * y), reciprocal_grad(y, g)
+
+
+# ---------------------------------------------------------------- exp, log, expm1, log1p
+
+
+def exp(x):
+    """e ** x elementwise.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.exp(gg.tensor([0.0])).numpy().tolist()
+        [1.0]
+    """
+    x = unary(x)
+    return emit("Exp", x._device.xp.exp(x._data), x._device, (x,))
+
+
+@RegisterGradient("Exp")
+def _exp_grad(op, dy):
+    return (exp_grad(op.outputs[0], dy),)
+
+
+def _exp_grad_cpu(y, dy):
+    return dy * y
+
+
+def exp_grad(y, dy):
+    """Fused gradient of exp from its output y: ``dy * y``.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.ops.exp_grad(gg.tensor(2.0), gg.tensor(3.0)).item()
+        6.0
+    """
+    return hot_grad("ExpGrad", "exp_grad", _exp_grad_cpu, y, dy)
+
+
+@RegisterGradient("ExpGrad")
+def _exp_grad_grad(op, g):
+    y, dy = op.inputs
+    return multiply(g, dy), exp_grad(y, g)
+
+
+def log(x):
+    """Natural logarithm elementwise.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.log(gg.tensor([1.0])).numpy().tolist()
+        [0.0]
+    """
+    x = unary(x)
+    return emit("Log", x._device.xp.log(x._data), x._device, (x,))
+
+
+@RegisterGradient("Log")
+def _log_grad(op, dy):
+    return (log_grad(op.inputs[0], dy),)
+
+
+def _log_grad_cpu(x, dy):
+    return dy / x
+
+
+def log_grad(x, dy):
+    """Fused gradient of log: ``dy / x``.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.ops.log_grad(gg.tensor(4.0), gg.tensor(1.0)).item()
+        0.25
+    """
+    return hot_grad("LogGrad", "log_grad", _log_grad_cpu, x, dy)
+
+
+@RegisterGradient("LogGrad")
+def _log_grad_grad(op, g):
+    x, dy = op.inputs
+    out = op.outputs[0]  # dy / x
+    return negative(multiply(g, out / x)), log_grad(x, g)
+
+
+def expm1(x):
+    """e ** x - 1 elementwise, accurate near 0.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.expm1(gg.tensor([0.0])).numpy().tolist()
+        [0.0]
+    """
+    x = unary(x)
+    return emit("Expm1", x._device.xp.expm1(x._data), x._device, (x,))
+
+
+@RegisterGradient("Expm1")
+def _expm1_grad(op, dy):
+    return (multiply(dy, op.outputs[0] + 1.0),)
+
+
+def log1p(x):
+    """log(1 + x) elementwise, accurate near 0.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.log1p(gg.tensor([0.0])).numpy().tolist()
+        [0.0]
+    """
+    x = unary(x)
+    return emit("Log1p", x._device.xp.log1p(x._data), x._device, (x,))
+
+
+@RegisterGradient("Log1p")
+def _log1p_grad(op, dy):
+    return (dy / (op.inputs[0] + 1.0),)
+
+
+# ---------------------------------------------------------------- sin, cos
+
+
+def sin(x):
+    """Sine elementwise.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.sin(gg.tensor([0.0])).numpy().tolist()
+        [0.0]
+    """
+    x = unary(x)
+    return emit("Sin", x._device.xp.sin(x._data), x._device, (x,))
+
+
+@RegisterGradient("Sin")
+def _sin_grad(op, dy):
+    return (multiply(dy, cos(op.inputs[0])),)
+
+
+def cos(x):
+    """Cosine elementwise.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.cos(gg.tensor([0.0])).numpy().tolist()
+        [1.0]
+    """
+    x = unary(x)
+    return emit("Cos", x._device.xp.cos(x._data), x._device, (x,))
+
+
+@RegisterGradient("Cos")
+def _cos_grad(op, dy):
+    return (negative(multiply(dy, sin(op.inputs[0]))),)
+
+
+TENSOR_METHODS = {"exp": exp, "log": log, "sqrt": sqrt, "square": square}

@@ -1,0 +1,3 @@
+"""(to be filled) special ops."""
+__all__ = []
+TENSOR_METHODS = {}

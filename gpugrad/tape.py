@@ -1,0 +1,275 @@
+"""GradientTape: record ops on watched tensors, then sweep them backwards.
+
+Recording happens in :mod:`gpugrad.recorder`; this module holds the tape's
+user-facing API and the backward sweep. The sweep
+
+1. marks the recorded ops that lie on a path from a source (one forward pass),
+2. walks those ops in reverse order, calling each op's gradient rule,
+3. sums a broadcast gradient back to its input's shape (here, for every rule),
+4. accumulates gradients of inputs used more than once.
+
+Rules run with gpugrad ops, and this tape pauses itself while it sweeps, so an
+outer tape records the gradient computation: that is how second and higher
+derivatives work.
+"""
+import contextlib
+
+from . import nest
+from .errors import DTypeError, GradientError, ShapeError
+from .ops import add, ones_like, sum_to, zeros_like
+from .recorder import active_tapes
+from . import registry
+from .registry import gradient_rule
+from .tensor import Tensor, Variable, as_tensor
+
+
+class GradientTape:
+    """Records ops on watched tensors for reverse-mode differentiation.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> x = gg.tensor(3.0)
+        >>> with gg.GradientTape() as tape:
+        ...     tape.watch(x)
+        ...     y = x * x
+        >>> tape.gradient(y, x).item()
+        6.0
+    """
+
+    def __init__(self, persistent=False, watch_accessed_variables=True):
+        self._persistent = bool(persistent)
+        self._watch_accessed = bool(watch_accessed_variables)
+        self._reset_records()
+        self._recording = False
+        self._used = False
+
+    def _reset_records(self):
+        self._ops = []
+        self._watched = {}  # id(tensor) -> tensor, for every tensor the tape follows
+        self._variables = {}  # id(variable) -> variable, in watch order
+
+    # --- recording ----------------------------------------------------------
+    def __enter__(self):
+        if self._recording:
+            raise GradientError("this GradientTape is already recording; tapes are entered once")
+        if self._ops is None:
+            raise GradientError("this non-persistent GradientTape has been used; create a new one")
+        active_tapes.append(self)
+        self._recording = True
+        return self
+
+    def __exit__(self, *exc):
+        self._stop()
+
+    def _stop(self):
+        if self._recording:
+            active_tapes.remove(self)
+            self._recording = False
+
+    def _start(self):
+        active_tapes.append(self)
+        self._recording = True
+
+    def _watch_one(self, t):
+        self._watched[id(t)] = t
+        if isinstance(t, Variable):
+            self._variables.setdefault(id(t), t)
+
+    def watch(self, tensor):
+        """Follow ``tensor`` (or every tensor in a nested list/tuple/dict).
+
+        Integer tensors cannot have gradients and are not followed.
+        """
+        if self._ops is None:
+            raise GradientError("this non-persistent GradientTape has been used; create a new one")
+        for t in nest.flatten(tensor):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"tape.watch() takes tensors or variables, not {type(t).__name__}")
+            if t.dtype.kind in "fc":
+                self._watch_one(t)
+
+    def watched_variables(self):
+        """The variables this tape watches, in the order it first saw them."""
+        return tuple(self._variables.values()) if self._variables else ()
+
+    @contextlib.contextmanager
+    def stop_recording(self):
+        """Ops inside this block are not recorded on this tape.
+
+        Example:
+            >>> import gpugrad as gg
+            >>> x = gg.Variable(1.0)
+            >>> with gg.GradientTape() as tape:
+            ...     with tape.stop_recording():
+            ...         y = x * 2
+            >>> tape.gradient(y, x) is None
+            True
+        """
+        if not self._recording:
+            raise GradientError("stop_recording() is only valid while the tape is recording")
+        self._stop()
+        try:
+            yield
+        finally:
+            self._start()
+
+    def reset(self):
+        """Forget everything recorded so far; the tape keeps recording if it was."""
+        self._reset_records()
+        self._used = False
+
+    # --- differentiation ---------------------------------------------------
+    def gradient(self, target, sources, output_gradients=None, unconnected_gradients="none"):
+        """Gradients of ``target`` with respect to ``sources``.
+
+        ``sources`` may be a tensor or a nested list/tuple/dict of them; the
+        result has the same structure. A non-scalar target is differentiated as
+        its sum (or weighted by ``output_gradients``). An unconnected source
+        gets ``None``, or zeros with ``unconnected_gradients="zero"``.
+
+        Example:
+            >>> import gpugrad as gg
+            >>> w = gg.Variable([1.0, 2.0])
+            >>> b = gg.Variable(0.5)
+            >>> with gg.GradientTape() as tape:
+            ...     loss = ((w * 3.0) + b).sum()
+            >>> grads = tape.gradient(loss, {"w": w, "b": b})
+            >>> grads["w"].numpy().tolist(), grads["b"].item()
+            ([3.0, 3.0], 2.0)
+        """
+        if unconnected_gradients not in ("none", "zero"):
+            raise ValueError(f"unconnected_gradients is 'none' or 'zero', not {unconnected_gradients!r}")
+        if self._ops is None:
+            raise GradientError(
+                "a non-persistent GradientTape can compute gradients only once and has released "
+                "what it recorded; use GradientTape(persistent=True) to call gradient() again")
+        targets = nest.flatten(target)
+        flat_sources = nest.flatten(sources)
+        for s in flat_sources:
+            if not isinstance(s, Tensor):
+                raise TypeError(f"gradient() sources must be tensors or variables, not {type(s).__name__}")
+        seeds = self._seed_gradients(targets, output_gradients)
+
+        was_recording = self._recording
+        self._stop()  # the sweep is recorded by outer tapes only
+        try:
+            grads = _backward(self._ops, seeds, flat_sources)
+        finally:
+            if was_recording:
+                self._start()
+        if not self._persistent:
+            self._ops = None
+            self._watched = None
+            self._variables = None
+        results = []
+        for s in flat_sources:
+            g = grads.get(id(s))
+            if g is None and unconnected_gradients == "zero":
+                g = zeros_like(s)
+            results.append(g)
+        return nest.pack_like(sources, results)
+
+    def _seed_gradients(self, targets, output_gradients):
+        """The gradient each target starts with: ones, or the user's ``output_gradients``."""
+        given = [None] * len(targets) if output_gradients is None else nest.flatten(output_gradients)
+        if len(given) != len(targets):
+            raise ValueError(f"output_gradients has {len(given)} entries for {len(targets)} targets")
+        seeds = {}
+        for t, g in zip(targets, given):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"gradient() target must be a tensor, not {type(t).__name__}")
+            if t.dtype.kind not in "fc":
+                raise DTypeError(f"cannot differentiate a target of integer dtype {t.dtype}")
+            if g is None:
+                g = ones_like(t)
+            else:
+                g = as_tensor(g, like=t)
+                if g.shape != t.shape:
+                    raise ShapeError(
+                        f"output_gradients has shape {g.shape} but its target has shape {t.shape}")
+            key = id(t)
+            seeds[key] = g if key not in seeds else add(seeds[key], g)
+        return seeds
+
+
+def _ops_on_paths(ops, source_ids):
+    """The recorded ops that some source reaches, and every id they reach."""
+    reached = set(source_ids)
+    on_path = []
+    for op in ops:
+        for t in op.inputs:
+            if id(t) in reached:
+                on_path.append(op)
+                for o in op.outputs:
+                    reached.add(id(o))
+                break
+    return on_path, reached
+
+
+def _backward(ops, seeds, sources):
+    """Sweep ``ops`` backwards from ``seeds`` (id -> gradient); id -> gradient."""
+    on_path, reached = _ops_on_paths(ops, [id(s) for s in sources])
+    grads = dict(seeds)
+    rules = registry.rules
+    for op in reversed(on_path):
+        outputs = op.outputs
+        if len(outputs) == 1:
+            dy = grads.get(id(outputs[0]))
+            if dy is None:
+                continue
+            out_grads = (dy,)
+        else:
+            out_grads = tuple([grads.get(id(o)) for o in outputs])
+            if all(g is None for g in out_grads):
+                continue
+            out_grads = tuple([zeros_like(o) if g is None else g for o, g in zip(outputs, out_grads)])
+        if op.versions is not None:
+            _check_versions(op)
+        op.reached = reached
+        inputs = op.inputs
+        if op.backward_fn is not None:
+            in_grads = op.backward_fn(*out_grads)
+            if in_grads is None or isinstance(in_grads, Tensor):
+                in_grads = (in_grads,)
+        else:
+            rule = rules.get(op.type)
+            if rule is None:
+                if gradient_rule(op.type) is None:  # declared not differentiable
+                    continue
+            in_grads = rule(op, *out_grads)
+        if len(in_grads) != len(inputs):
+            raise GradientError(
+                f"the gradient of op {op.type!r} returned {len(in_grads)} gradients for "
+                f"{len(inputs)} inputs")
+        for t, g in zip(inputs, in_grads):
+            if g is None:
+                continue
+            key = id(t)
+            if key not in reached:
+                continue
+            if g.__class__ is not Tensor and not isinstance(g, Tensor):
+                g = as_tensor(g, like=t)
+            if g._data.shape != t._data.shape:
+                g = _unbroadcast(g, t, op)
+            prev = grads.get(key)
+            grads[key] = g if prev is None else add(prev, g)
+    return grads
+
+
+def _unbroadcast(grad, t, op):
+    """Sum ``grad`` back to the shape of input ``t`` that ``op`` broadcast."""
+    try:
+        return sum_to(grad, t.shape)
+    except ShapeError:
+        raise GradientError(
+            f"the gradient of op {op.type!r} has shape {grad.shape}, which does not reduce to "
+            f"its input's shape {t.shape}") from None
+
+
+def _check_versions(op):
+    for t, version in zip(op.inputs, op.versions):
+        if version is not None and t._version != version:
+            raise GradientError(
+                f"variable {t.name or ''!s} (shape {t.shape}) was assigned after op {op.type!r} "
+                f"read it, and that op's gradient needs the old value; compute the gradient "
+                f"before assigning, or read a copy")

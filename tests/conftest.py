@@ -1,0 +1,26 @@
+"""Shared fixtures: the devices present, and a GPU marker that skips with a reason."""
+import os
+
+import pytest
+
+os.environ.setdefault("CUPY_CACHE_DIR", os.path.join(os.path.dirname(__file__), "..", ".pytest_cache", "cupy"))
+
+import gpugrad as gg  # noqa: E402
+
+DEVICES = gg.devices()
+GPU_PRESENT = any(d.startswith("cuda") for d in DEVICES)
+
+
+def device_params():
+    """Every device, the GPUs marked ``gpu``; a GPU param skips with a reason when none exists."""
+    params = [pytest.param("cpu", id="cpu")]
+    params.append(pytest.param("cuda", id="cuda", marks=[pytest.mark.gpu, pytest.mark.skipif(
+        not GPU_PRESENT, reason="no usable CUDA GPU on this machine (gg.devices() lists only the CPU)")]))
+    return params
+
+
+def pytest_collection_modifyitems(config, items):
+    skip = pytest.mark.skip(reason="no usable CUDA GPU on this machine (gg.devices() lists only the CPU)")
+    for item in items:
+        if "gpu" in item.keywords and not GPU_PRESENT:
+            item.add_marker(skip)

@@ -1,0 +1,73 @@
+"""Specs of the arithmetic, math and activation ops and their fused gradients."""
+import numpy as np
+
+import gpugrad as gg
+from gpugrad import ops
+
+from . import OpSpec
+
+S = (3, 4)
+
+
+def positive(*shapes, low=0.5, high=2.0):
+    return lambda rng: [rng.uniform(low, high, size=s) for s in shapes]
+
+
+def distinct_pair(rng):
+    """Two arrays whose elements differ by at least 0.2 (no ties for max/min)."""
+    x = rng.uniform(-2, 2, size=S)
+    gap = rng.uniform(0.2, 1.0, size=S) * rng.choice([-1, 1], size=S)
+    return [x, x + gap]
+
+
+SPECS = [
+    # arithmetic (with broadcasting)
+    OpSpec("Add", gg.add, [S, (4,)]),
+    OpSpec("Sub", gg.subtract, [(1, 4), S]),
+    OpSpec("Mul", gg.multiply, [S, (3, 1)]),
+    OpSpec("Div", gg.divide, [S, (4,)], draw=lambda rng: [rng.uniform(-2, 2, S), rng.uniform(0.5, 2, (4,))]),
+    OpSpec("DivGrad", lambda x, y, dy: ops.div_grad(x, y, dy)[1], [S, S, S],
+           draw=lambda rng: [rng.uniform(-2, 2, S), rng.uniform(0.5, 2, S), rng.uniform(-1, 1, S)]),
+    OpSpec("DivGrad", lambda x, y, dy: ops.div_grad(x, y, dy)[0] * 2 + ops.div_grad(x, y, dy)[1],
+           [S, S, S], label="both",
+           draw=lambda rng: [rng.uniform(-2, 2, S), rng.uniform(0.5, 2, S), rng.uniform(-1, 1, S)]),
+    OpSpec("Neg", gg.negative, [S]),
+    OpSpec("Pow", gg.power, [S, S], draw=positive(S, S)),
+    OpSpec("Pow", lambda x: gg.power(x, 3.0), [S], label="scalar_exponent"),
+    OpSpec("Abs", gg.abs, [S], away_from_zero=0.1),
+    OpSpec("Maximum", gg.maximum, [S, S], draw=distinct_pair),
+    OpSpec("Minimum", gg.minimum, [S, S], draw=distinct_pair),
+    OpSpec("Where", lambda x, y: gg.where(np.arange(12).reshape(S) % 3 == 0, x, y), [S, (4,)]),
+    OpSpec("Clip", lambda x: gg.clip(x, -1.0, 1.0), [S],
+           draw=lambda rng: [rng.choice([-1.5, -0.5, 0.3, 0.8, 1.7], size=S) + rng.uniform(-0.1, 0.1, S)]),
+    # math
+    OpSpec("Square", gg.square, [S]),
+    OpSpec("SquareGrad", ops.square_grad, [S, S]),
+    OpSpec("Sqrt", gg.sqrt, [S], draw=positive(S)),
+    OpSpec("SqrtGrad", ops.sqrt_grad, [S, S], draw=positive(S, S)),
+    OpSpec("Rsqrt", gg.rsqrt, [S], draw=positive(S)),
+    OpSpec("RsqrtGrad", ops.rsqrt_grad, [S, S], draw=positive(S, S)),
+    OpSpec("Reciprocal", gg.reciprocal, [S], draw=positive(S)),
+    OpSpec("ReciprocalGrad", ops.reciprocal_grad, [S, S]),
+    OpSpec("Exp", gg.exp, [S]),
+    OpSpec("ExpGrad", ops.exp_grad, [S, S], draw=positive(S, S)),
+    OpSpec("Log", gg.log, [S], draw=positive(S)),
+    OpSpec("LogGrad", ops.log_grad, [S, S], draw=positive(S, S)),
+    OpSpec("Expm1", gg.expm1, [S]),
+    OpSpec("Log1p", gg.log1p, [S], draw=positive(S, low=-0.5)),
+    OpSpec("Sin", gg.sin, [S]),
+    OpSpec("Cos", gg.cos, [S]),
+    # activations
+    OpSpec("Tanh", gg.tanh, [S]),
+    OpSpec("TanhGrad", ops.tanh_grad, [S, S], low=-0.9, high=0.9),
+    OpSpec("Sigmoid", gg.sigmoid, [S], low=-4, high=4),
+    OpSpec("SigmoidGrad", ops.sigmoid_grad, [S, S], draw=positive(S, S, low=0.05, high=0.95)),
+    OpSpec("Relu", gg.relu, [S], away_from_zero=0.1),
+    OpSpec("ReluGrad", ops.relu_grad, [S, S], away_from_zero=0.1),
+    OpSpec("LeakyRelu", lambda x: gg.leaky_relu(x, alpha=0.1), [S], away_from_zero=0.1),
+    OpSpec("LeakyReluGrad", lambda x, dy: ops.leaky_relu_grad(x, dy, alpha=0.1), [S, S], away_from_zero=0.1),
+    OpSpec("Elu", gg.elu, [S], away_from_zero=0.1),
+    OpSpec("EluGrad", ops.elu_grad, [S, S], away_from_zero=0.1),
+    OpSpec("Softplus", gg.softplus, [S], low=-5, high=5),
+    OpSpec("SoftplusGrad", ops.softplus_grad, [S, S]),
+]
