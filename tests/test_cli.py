@@ -1,0 +1,81 @@
+"""The ``gpugrad`` command line: subcommands, exit codes, usage errors."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import gpugrad as gg
+from gpugrad.cli import main
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_info_prints_version_devices_backends_and_op_count(capsys):
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert f"gpugrad {gg.__version__}" in out
+    assert f"devices: {', '.join(gg.devices())}" in out
+    assert f"numpy {np.__version__}" in out
+    assert "cupy" in out  # its version and GPUs, or why there is no GPU
+    assert f"default device: {gg.default_device().name}" in out
+    assert f"ops: {len(gg.registered_ops())} with registered gradients" in out
+
+
+def test_info_says_why_there_is_no_gpu(capsys):
+    if gg.cuda_available():
+        pytest.skip("a GPU is usable here, so there is no reason to print")
+    main(["info"])
+    cupy_line = [line for line in capsys.readouterr().out.splitlines() if "cupy" in line][0]
+    assert ("no GPU:" in cupy_line) or ("not used:" in cupy_line), cupy_line
+
+
+def test_help_exits_zero_and_lists_info(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: gpugrad")
+    assert "info" in out
+
+
+@pytest.mark.parametrize("argv", [[], ["frobnicate"], ["info", "--no-such-option"], ["info", "extra"]],
+                         ids=["no-command", "unknown-command", "unknown-option", "extra-argument"])
+def test_bad_arguments_give_usage_and_exit_2(argv, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: gpugrad")
+    assert "gpugrad: error:" in err
+    assert "Traceback" not in err
+
+
+def test_bad_device_environment_is_one_line_exit_1():
+    # The start-up default is computed once per process, so probe it in a fresh one.
+    env = dict(os.environ, GPUGRAD_DEVICE="tpu:3", PYTHONPATH=ROOT)
+    proc = subprocess.run([sys.executable, "-m", "gpugrad", "info"], capture_output=True, text=True,
+                          env=env, cwd=ROOT, timeout=120)
+    assert proc.returncode == 1
+    assert "invalid device 'tpu:3'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_python_dash_m_runs_info_in_a_subprocess():
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    env.pop("GPUGRAD_DEVICE", None)
+    proc = subprocess.run([sys.executable, "-m", "gpugrad", "info"], capture_output=True, text=True,
+                          env=env, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"gpugrad {gg.__version__}")
+    assert "default device:" in proc.stdout
+
+
+def test_bad_arguments_in_a_subprocess_exit_2_without_traceback():
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    proc = subprocess.run([sys.executable, "-m", "gpugrad", "nope"], capture_output=True, text=True,
+                          env=env, cwd=ROOT, timeout=120)
+    assert proc.returncode == 2
+    assert "usage: gpugrad" in proc.stderr
+    assert "Traceback" not in proc.stderr
