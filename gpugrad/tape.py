@@ -17,7 +17,7 @@ import contextlib
 from . import nest
 from .errors import DTypeError, GradientError, ShapeError
 from .ops import add, ones_like, sum_to, zeros_like
-from .recorder import active_tapes
+from .recorder import INPUTS, OUTPUTS, Op, active_tapes
 from . import registry
 from .registry import gradient_rule
 from .tensor import Tensor, Variable, as_tensor
@@ -192,27 +192,28 @@ class GradientTape:
         return seeds
 
 
-def _ops_on_paths(ops, source_ids):
-    """The recorded ops that some source reaches, and every id they reach."""
+def _records_on_paths(records, source_ids):
+    """The records that some source reaches, and the ids of every tensor reached."""
     reached = set(source_ids)
     on_path = []
-    for op in ops:
-        for t in op.inputs:
+    for rec in records:
+        for t in rec[INPUTS]:
             if id(t) in reached:
-                on_path.append(op)
-                for o in op.outputs:
+                on_path.append(rec)
+                for o in rec[OUTPUTS]:
                     reached.add(id(o))
                 break
     return on_path, reached
 
 
-def _backward(ops, seeds, sources):
-    """Sweep ``ops`` backwards from ``seeds`` (id -> gradient); id -> gradient."""
-    on_path, reached = _ops_on_paths(ops, [id(s) for s in sources])
+def _backward(records, seeds, sources):
+    """Sweep ``records`` backwards from ``seeds`` (id -> gradient); id -> gradient."""
+    on_path, reached = _records_on_paths(records, [id(s) for s in sources])
     grads = dict(seeds)
     rules = registry.rules
-    for op in reversed(on_path):
-        outputs = op.outputs
+    op = Op(None, reached)  # one view, refilled for each record
+    for rec in reversed(on_path):
+        op_type, inputs, outputs, attrs, backward_fn, versions = rec
         if len(outputs) == 1:
             dy = grads.get(id(outputs[0]))
             if dy is None:
@@ -223,23 +224,21 @@ def _backward(ops, seeds, sources):
             if all(g is None for g in out_grads):
                 continue
             out_grads = tuple([zeros_like(o) if g is None else g for o, g in zip(outputs, out_grads)])
-        if op.versions is not None:
-            _check_versions(op)
-        op.reached = reached
-        inputs = op.inputs
-        if op.backward_fn is not None:
-            in_grads = op.backward_fn(*out_grads)
+        if versions is not None:
+            _check_versions(op_type, inputs, versions)
+        if backward_fn is not None:
+            in_grads = backward_fn(*out_grads)
             if in_grads is None or isinstance(in_grads, Tensor):
                 in_grads = (in_grads,)
         else:
-            rule = rules.get(op.type)
-            if rule is None:
-                if gradient_rule(op.type) is None:  # declared not differentiable
-                    continue
+            rule = rules.get(op_type)
+            if rule is None and gradient_rule(op_type) is None:
+                continue  # declared not differentiable
+            op.type, op.inputs, op.outputs, op.attrs = op_type, inputs, outputs, attrs
             in_grads = rule(op, *out_grads)
         if len(in_grads) != len(inputs):
             raise GradientError(
-                f"the gradient of op {op.type!r} returned {len(in_grads)} gradients for "
+                f"the gradient of op {op_type!r} returned {len(in_grads)} gradients for "
                 f"{len(inputs)} inputs")
         for t, g in zip(inputs, in_grads):
             if g is None:
@@ -250,26 +249,26 @@ def _backward(ops, seeds, sources):
             if g.__class__ is not Tensor and not isinstance(g, Tensor):
                 g = as_tensor(g, like=t)
             if g._data.shape != t._data.shape:
-                g = _unbroadcast(g, t, op)
+                g = _unbroadcast(g, t, op_type)
             prev = grads.get(key)
             grads[key] = g if prev is None else add(prev, g)
     return grads
 
 
-def _unbroadcast(grad, t, op):
-    """Sum ``grad`` back to the shape of input ``t`` that ``op`` broadcast."""
+def _unbroadcast(grad, t, op_type):
+    """Sum ``grad`` back to the shape of input ``t`` that ``op_type`` broadcast."""
     try:
         return sum_to(grad, t.shape)
     except ShapeError:
         raise GradientError(
-            f"the gradient of op {op.type!r} has shape {grad.shape}, which does not reduce to "
+            f"the gradient of op {op_type!r} has shape {grad.shape}, which does not reduce to "
             f"its input's shape {t.shape}") from None
 
 
-def _check_versions(op):
-    for t, version in zip(op.inputs, op.versions):
+def _check_versions(op_type, inputs, versions):
+    for t, version in zip(inputs, versions):
         if version is not None and t._version != version:
             raise GradientError(
-                f"variable {t.name or ''!s} (shape {t.shape}) was assigned after op {op.type!r} "
+                f"variable {t.name or ''!s} (shape {t.shape}) was assigned after op {op_type!r} "
                 f"read it, and that op's gradient needs the old value; compute the gradient "
                 f"before assigning, or read a copy")

@@ -22,7 +22,7 @@ def recorded_types(fn, xs):
     with gg.GradientTape() as tape:
         tape.watch(xs)
         fn(*xs)
-    return {op.type for op in tape._ops}
+    return {record[0] for record in tape._ops}
 
 
 def check(fn, xs, delta, tol):

@@ -8,7 +8,8 @@ import numpy as np
 
 from ..registry import RegisterGradient
 from .arithmetic import multiply, where
-from .base import emit, host_scalar, hot_grad, unary
+from ..tensor import Tensor
+from .base import ONE, emit, hot_grad, unary
 
 __all__ = ['tanh', 'tanh_grad', 'sigmoid', 'sigmoid_grad', 'relu', 'relu_grad', 'leaky_relu', 'leaky_relu_grad', 'elu', 'elu_grad', 'softplus', 'softplus_grad']
 
@@ -25,17 +26,18 @@ def tanh(x):
         >>> gg.tanh(gg.tensor([0.0])).numpy().tolist()
         [0.0]
     """
-    x = unary(x)
+    if x.__class__ is not Tensor:
+        x = unary(x)
     return emit("Tanh", x._device.xp.tanh(x._data), x._device, (x,))
+
+
+def _tanh_grad_cpu(y, dy):
+    return dy * (ONE[y.dtype] - y * y)
 
 
 @RegisterGradient("Tanh")
 def _tanh_grad(op, dy):
-    return (tanh_grad(op.outputs[0], dy),)
-
-
-def _tanh_grad_cpu(y, dy):
-    return dy * (host_scalar(1, y) - y * y)
+    return (hot_grad("TanhGrad", "tanh_grad", _tanh_grad_cpu, op.outputs[0], dy),)
 
 
 def tanh_grad(y, dy):
@@ -83,7 +85,7 @@ def _sigmoid_grad(op, dy):
 
 
 def _sigmoid_grad_cpu(y, dy):
-    return dy * (y * (host_scalar(1, y) - y))
+    return dy * (y * (ONE[y.dtype] - y))
 
 
 def sigmoid_grad(y, dy):

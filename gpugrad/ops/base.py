@@ -46,6 +46,25 @@ def host_scalar(value, like):
     return a
 
 
+class _ScalarByDtype(dict):
+    """``ONE[dtype]``: a cached 0-d NumPy array of one value per dtype.
+
+    NumPy converts a Python number in ``1 - y`` more slowly than it computes
+    the whole op on a small array; a 0-d array of the right dtype costs nothing.
+    """
+
+    def __init__(self, value):
+        super().__init__()
+        self.value = value
+
+    def __missing__(self, dtype):
+        self[dtype] = a = np.asarray(self.value, dtype=dtype)
+        return a
+
+
+ONE = _ScalarByDtype(1)
+
+
 def binary(x, y, op_type):
     """``x`` and ``y`` as Tensors on one device; a Python number takes the other's dtype."""
     if not isinstance(y, Tensor):
