@@ -1,0 +1,76 @@
+"""Print gpugrad's ratios to NumPy and PyTorch from one pytest-benchmark JSON file.
+
+Usage::
+
+    pytest benchmarks/ --benchmark-json=out.json
+    python benchmarks/ratios.py out.json
+
+Medians, one line per benchmark, then per workload and gpugrad device the
+ratios gpugrad/numpy and gpugrad/torch (below 1 means gpugrad is faster).
+"""
+import json
+import sys
+
+
+def medians(report):
+    """``{(workload, impl, device): (median seconds, extra_info)}`` from a pytest-benchmark report.
+
+    Example:
+        >>> report = {"benchmarks": [{"extra_info": {"workload": "W3", "impl": "numpy", "device": "cpu"},
+        ...                           "stats": {"median": 0.5}}]}
+        >>> medians(report)[("W3", "numpy", "cpu")][0]
+        0.5
+    """
+    found = {}
+    for bench in report.get("benchmarks", []):
+        info = bench.get("extra_info", {})
+        if "workload" in info and "impl" in info:
+            found[(info["workload"], info["impl"], info.get("device", "cpu"))] = (bench["stats"]["median"], info)
+    return found
+
+
+def ratio_lines(found):
+    """The lines ``main`` prints: a table of medians, then the ratios.
+
+    Example:
+        >>> found = {("W1", "gpugrad", "cpu"): (2e-3, {"us_per_op": 2.0}),
+        ...          ("W1", "numpy", "cpu"): (1e-3, {"us_per_op": 1.0})}
+        >>> print("\\n".join(ratio_lines(found)))  # doctest: +NORMALIZE_WHITESPACE
+        workload  impl     device      median     us/op
+        W1        gpugrad  cpu         2.000 ms    2.000
+        W1        numpy    cpu         1.000 ms    1.000
+        W1  gpugrad(cpu)/numpy = 2.00
+        W1  gpugrad(cpu)/torch = n/a (no torch result)
+    """
+    lines = [f"{'workload':<9} {'impl':<8} {'device':<9} {'median':>10} {'us/op':>8}"]
+    for (workload, impl, device), (median, info) in sorted(found.items()):
+        per_op = f"{info['us_per_op']:8.3f}" if "us_per_op" in info else f"{'':8}"
+        lines.append(f"{workload:<9} {impl:<8} {device:<9} {median * 1e3:7.3f} ms {per_op}")
+    for (workload, impl, device), (median, _) in sorted(found.items()):
+        if impl != "gpugrad":
+            continue
+        for other in ("numpy", "torch"):
+            base = found.get((workload, other, "cpu"))
+            value = f"{median / base[0]:.2f}" if base else f"n/a (no {other} result)"
+            lines.append(f"{workload}  gpugrad({device})/{other} = {value}")
+    return lines
+
+
+def main(argv=None):
+    """Read the JSON file named in ``argv`` and print the table; return the exit code."""
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: python benchmarks/ratios.py BENCHMARK_JSON", file=sys.stderr)
+        return 2
+    with open(argv[0]) as f:
+        found = medians(json.load(f))
+    if not found:
+        print(f"{argv[0]}: no gpugrad benchmark results (was it written by pytest benchmarks/ "
+              f"--benchmark-json=...?)", file=sys.stderr)
+        return 1
+    print("\n".join(ratio_lines(found)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

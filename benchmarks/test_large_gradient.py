@@ -1,0 +1,75 @@
+"""W3, op throughput: the gradient of ``sum(square(log(x)))`` for 4 Mi float32 values in [0.5, 2).
+
+Large arrays, three ops: the time is array work, so gpugrad should cost no
+more than the same function written by hand in NumPy (forward ``log``,
+``square``, ``sum``; backward by the chain rule, ``dl = 2.0 * l; dx = dl / x``).
+PyTorch on the CPU runs beside them when it is installed.
+"""
+import numpy as np
+import pytest
+
+import gpugrad as gg
+
+from conftest import device_params, run, synchronize
+
+N = 4 * 1024 * 1024
+ROUNDS, WARMUP = 20, 3
+
+
+def make_x():
+    return np.random.default_rng(0).uniform(0.5, 2.0, N).astype(np.float32)
+
+
+def gpugrad_w3(x):
+    with gg.GradientTape() as tape:
+        tape.watch(x)
+        loss = gg.sum(gg.square(gg.log(x)))
+    return tape.gradient(loss, x)
+
+
+def numpy_w3(x):
+    l = np.log(x)  # noqa: E741
+    s = np.square(l)
+    loss = s.sum()  # noqa: F841 - the forward pass computes the loss as the others do
+    dl = 2.0 * l  # d(l^2)/dl, times d(sum)/ds = 1
+    dx = dl / x  # d(log x)/dx = 1/x
+    return dx
+
+
+def torch_w3(torch, x):
+    loss = torch.sum(torch.square(torch.log(x)))
+    (dx,) = torch.autograd.grad(loss, x)
+    return dx
+
+
+def check(g):
+    x = make_x()
+    np.testing.assert_allclose(g[:1000], (2 * np.log(x[:1000].astype(np.float64)) / x[:1000]), rtol=1e-5, atol=1e-6)
+    assert g.dtype == np.float32
+
+
+@pytest.mark.benchmark(group="W3 large gradient (4 Mi float32)")
+@pytest.mark.parametrize("device", device_params())
+def test_w3_gpugrad(benchmark, device):
+    x = gg.tensor(make_x(), device=device)
+
+    def work():
+        g = gpugrad_w3(x)
+        synchronize(device)
+        return g
+
+    g = run(benchmark, work, workload="W3", impl="gpugrad", device=device, rounds=ROUNDS, warmup_rounds=WARMUP)
+    check(g.numpy())
+
+
+@pytest.mark.benchmark(group="W3 large gradient (4 Mi float32)")
+def test_w3_numpy(benchmark):
+    g = run(benchmark, numpy_w3, make_x(), workload="W3", impl="numpy", rounds=ROUNDS, warmup_rounds=WARMUP)
+    check(g)
+
+
+@pytest.mark.benchmark(group="W3 large gradient (4 Mi float32)")
+def test_w3_torch(benchmark, torch):
+    x = torch.from_numpy(make_x()).requires_grad_(True)
+    g = run(benchmark, torch_w3, torch, x, workload="W3", impl="torch", rounds=ROUNDS, warmup_rounds=WARMUP)
+    check(g.numpy())

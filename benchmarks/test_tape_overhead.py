@@ -1,0 +1,114 @@
+"""W1, tape overhead: 500 times ``y = tanh(y) * 1.01`` on 16 floats, sum, one forward+backward.
+
+The arrays are tiny, so the time is the per-op cost of recording and sweeping
+the tape: it is reported as microseconds per recorded op (500 Tanh + 500 Mul +
+1 Sum = 1001 ops). Beside it in the same group: the same function written by
+hand in NumPy (forward keeping the tanh outputs, backward through them), and
+PyTorch on the CPU when it is installed.
+"""
+import numpy as np
+import pytest
+
+import gpugrad as gg
+
+from conftest import device_params, run, synchronize
+
+STEPS = 500
+OPS = 2 * STEPS + 1
+SCALE = 1.01
+ROUNDS, WARMUP = 60, 5
+
+
+def make_x():
+    return np.random.default_rng(0).uniform(-1.0, 1.0, 16).astype(np.float32)
+
+
+def gpugrad_w1(x):
+    """The gradient of ``sum(f(x))`` with a GradientTape, ``f`` = 500 × (tanh, * 1.01)."""
+    with gg.GradientTape() as tape:
+        tape.watch(x)
+        y = x
+        for _ in range(STEPS):
+            y = gg.tanh(y) * SCALE
+        loss = gg.sum(y)
+    return tape.gradient(loss, x)
+
+
+def numpy_w1(x):
+    """The same gradient by hand: keep each tanh output t, then dy = dy * (1 - t^2) * 1.01 backwards."""
+    one, scale = np.float32(1.0), np.float32(SCALE)
+    saved = []
+    y = x
+    for _ in range(STEPS):
+        t = np.tanh(y)
+        saved.append(t)
+        y = t * scale
+    loss = y.sum()  # noqa: F841 - the forward pass computes the loss as the others do
+    dy = np.ones_like(y)
+    for t in reversed(saved):
+        dy = dy * scale * (one - t * t)
+    return dy
+
+
+def torch_w1(torch, x):
+    y = x
+    for _ in range(STEPS):
+        y = torch.tanh(y) * SCALE
+    (dx,) = torch.autograd.grad(y.sum(), x)
+    return dx
+
+
+def reference_gradient(x):
+    """The float64 gradient, to check that the three benchmarks compute the same thing."""
+    y, dy = x.astype(np.float64), np.ones(x.shape)
+    saved = []
+    for _ in range(STEPS):
+        y = np.tanh(y)
+        saved.append(y)
+        y = y * SCALE
+    for t in reversed(saved):
+        dy = dy * SCALE * (1 - t * t)
+    return dy
+
+
+def test_w1_records_1001_ops():
+    """The op count that ``us_per_op`` divides by is what the tape really records."""
+    x = gg.tensor(make_x(), device="cpu")
+    with gg.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x
+        for _ in range(STEPS):
+            y = gg.tanh(y) * SCALE
+        loss = gg.sum(y)
+    assert len(tape._ops) == OPS
+    np.testing.assert_allclose(tape.gradient(loss, x).numpy(), reference_gradient(make_x()), rtol=1e-3)
+
+
+@pytest.mark.benchmark(group="W1 tape overhead (16 floats, 1001 ops)")
+@pytest.mark.parametrize("device", device_params())
+def test_w1_gpugrad(benchmark, device):
+    x = gg.tensor(make_x(), device=device)
+
+    def work():
+        g = gpugrad_w1(x)
+        synchronize(device)
+        return g
+
+    g = run(benchmark, work, workload="W1", impl="gpugrad", device=device, rounds=ROUNDS,
+            warmup_rounds=WARMUP, ops=OPS)
+    np.testing.assert_allclose(g.numpy(), reference_gradient(make_x()), rtol=1e-3)
+
+
+@pytest.mark.benchmark(group="W1 tape overhead (16 floats, 1001 ops)")
+def test_w1_numpy(benchmark):
+    g = run(benchmark, numpy_w1, make_x(), workload="W1", impl="numpy", rounds=ROUNDS,
+            warmup_rounds=WARMUP, ops=OPS)
+    np.testing.assert_allclose(g, reference_gradient(make_x()), rtol=1e-3)
+
+
+@pytest.mark.benchmark(group="W1 tape overhead (16 floats, 1001 ops)")
+def test_w1_torch(benchmark, torch):
+    x = torch.from_numpy(make_x()).requires_grad_(True)
+    g = run(benchmark, torch_w1, torch, x, workload="W1", impl="torch", rounds=ROUNDS,
+            warmup_rounds=WARMUP, ops=OPS)
+    np.testing.assert_allclose(g.numpy(), reference_gradient(make_x()), rtol=1e-3)
