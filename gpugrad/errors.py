@@ -7,9 +7,9 @@ Example:
     >>> import gpugrad as gg
     >>> try:
     ...     gg.tensor([1.0, 2.0]) + gg.tensor([1.0, 2.0, 3.0])
-    ... except gg.ShapeError as e:
-    ...     print(type(e).__mro__[1].__name__)
-    ValueError
+    ... except ValueError as e:
+    ...     print(type(e).__name__)
+    ShapeError
 """
 
 
@@ -39,3 +39,7 @@ class GradientError(GpugradError, RuntimeError):
 
 class LookupGradientError(GradientError, LookupError):
     """An op type with no registered gradient."""
+
+
+class IndexOutOfRangeError(GpugradError, IndexError):
+    """An index past the end of the axis it indexes (getitem, take, gather)."""

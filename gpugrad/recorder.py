@@ -39,8 +39,10 @@ class Op:
 
     @property
     def needs_grad(self):
-        reached = self._reached
-        return tuple([id(t) in reached for t in self.inputs])
+        inputs, reached = self.inputs, self._reached
+        if len(inputs) == 2:  # most ops that ask are binary
+            return (id(inputs[0]) in reached, id(inputs[1]) in reached)
+        return tuple([id(t) in reached for t in inputs])
 
     def __repr__(self):
         return f"<Op {self.type} inputs={[i.shape for i in self.inputs]}>"
@@ -61,16 +63,17 @@ def emit(op_type, data, device, inputs, attrs=None):
         rec = None
         for tape in active_tapes:
             watched = tape._watched
-            followed = False
+            followed = has_variable = False
             for t in inputs:
-                if t.__class__ is not Tensor and tape._watch_accessed and isinstance(t, Variable) \
-                        and t.trainable and id(t) not in watched:
-                    tape._watch_one(t)
+                if t.__class__ is not Tensor and isinstance(t, Variable):
+                    has_variable = True
+                    if tape._watch_accessed and t.trainable and id(t) not in watched:
+                        tape._watch_one(t)
                 if id(t) in watched:
                     followed = True
             if followed:
                 if rec is None:
-                    rec = (op_type, inputs, (out,), attrs, None, _versions(inputs))
+                    rec = (op_type, inputs, (out,), attrs, None, _versions(inputs) if has_variable else None)
                 tape._ops.append(rec)
                 watched[id(out)] = out
     return out
@@ -100,7 +103,8 @@ def record(outputs, inputs, op_type, attrs, backward_fn):
         if not followed:
             continue
         if rec is None:
-            rec = (op_type, inputs, outputs, attrs, backward_fn, _versions(inputs))
+            has_variable = any(isinstance(t, Variable) for t in inputs)
+            rec = (op_type, inputs, outputs, attrs, backward_fn, _versions(inputs) if has_variable else None)
         tape._ops.append(rec)
         for o in outputs:
             watched[id(o)] = o
@@ -108,8 +112,5 @@ def record(outputs, inputs, op_type, attrs, backward_fn):
 
 
 def _versions(inputs):
-    """The versions of the variables among ``inputs``, or None when there are none."""
-    for t in inputs:
-        if t.__class__ is not Tensor and isinstance(t, Variable):
-            return tuple([getattr(i, "_version", None) for i in inputs])
-    return None
+    """The versions of the variables among ``inputs`` (None for other tensors)."""
+    return tuple([getattr(t, "_version", None) for t in inputs])

@@ -15,7 +15,7 @@ derivatives work.
 import contextlib
 
 from . import nest
-from .errors import DTypeError, GradientError, ShapeError
+from .errors import DeviceError, DTypeError, GradientError, ShapeError
 from .ops import add, ones_like, sum_to, zeros_like
 from .recorder import INPUTS, OUTPUTS, Op, active_tapes
 from . import registry
@@ -71,6 +71,8 @@ class GradientTape:
         self._recording = True
 
     def _watch_one(self, t):
+        if t._data.dtype.kind not in "fc":
+            return  # integers have no gradient
         self._watched[id(t)] = t
         if isinstance(t, Variable):
             self._variables.setdefault(id(t), t)
@@ -85,8 +87,7 @@ class GradientTape:
         for t in nest.flatten(tensor):
             if not isinstance(t, Tensor):
                 raise TypeError(f"tape.watch() takes tensors or variables, not {type(t).__name__}")
-            if t.dtype.kind in "fc":
-                self._watch_one(t)
+            self._watch_one(t)
 
     def watched_variables(self):
         """The variables this tape watches, in the order it first saw them."""
@@ -149,18 +150,20 @@ class GradientTape:
             if not isinstance(s, Tensor):
                 raise TypeError(f"gradient() sources must be tensors or variables, not {type(s).__name__}")
         seeds = self._seed_gradients(targets, output_gradients)
-
+        watched = self._watched
+        source_ids = {id(s) for s in flat_sources if id(s) in watched}  # an unwatched source gets None
+        records = self._ops
+        if not self._persistent:
+            self._stop()  # as in TensorFlow, a used non-persistent tape records no more
+            self._ops = self._watched = self._variables = None  # the sweep frees records as it goes
+            records = list(records)
         was_recording = self._recording
         self._stop()  # the sweep is recorded by outer tapes only
         try:
-            grads = _backward(self._ops, seeds, flat_sources)
+            grads = _backward(records, seeds, source_ids, release=not self._persistent)
         finally:
             if was_recording:
                 self._start()
-        if not self._persistent:
-            self._ops = None
-            self._watched = None
-            self._variables = None
         results = []
         for s in flat_sources:
             g = grads.get(id(s))
@@ -184,6 +187,9 @@ class GradientTape:
                 g = ones_like(t)
             else:
                 g = as_tensor(g, like=t)
+                if g._device is not t._device:
+                    raise DeviceError(
+                        f"output_gradients is on {g.device!r} but its target is on {t.device!r}")
                 if g.shape != t.shape:
                     raise ShapeError(
                         f"output_gradients has shape {g.shape} but its target has shape {t.shape}")
@@ -206,21 +212,31 @@ def _records_on_paths(records, source_ids):
     return on_path, reached
 
 
-def _backward(records, seeds, sources):
-    """Sweep ``records`` backwards from ``seeds`` (id -> gradient); id -> gradient."""
-    on_path, reached = _records_on_paths(records, [id(s) for s in sources])
+def _backward(records, seeds, source_ids, release=False):
+    """Sweep ``records`` backwards from ``seeds`` (id -> gradient); id -> gradient.
+
+    A gradient is dropped once the op that consumes it is done (unless it is a
+    source's), and with ``release`` so is each record with the arrays it saved:
+    memory falls during the sweep instead of peaking at its end.
+    """
+    on_path, reached = _records_on_paths(records, source_ids)
+    if release:
+        records.clear()
     grads = dict(seeds)
     rules = registry.rules
     op = Op(None, reached)  # one view, refilled for each record
-    for rec in reversed(on_path):
+    while on_path:
+        rec = on_path.pop()
         op_type, inputs, outputs, attrs, backward_fn, versions = rec
         if len(outputs) == 1:
-            dy = grads.get(id(outputs[0]))
+            key = id(outputs[0])
+            dy = grads.get(key) if key in source_ids else grads.pop(key, None)
             if dy is None:
                 continue
             out_grads = (dy,)
         else:
-            out_grads = tuple([grads.get(id(o)) for o in outputs])
+            out_grads = tuple([grads.get(id(o)) if id(o) in source_ids else grads.pop(id(o), None)
+                               for o in outputs])
             if all(g is None for g in out_grads):
                 continue
             out_grads = tuple([zeros_like(o) if g is None else g for o, g in zip(outputs, out_grads)])
@@ -241,17 +257,14 @@ def _backward(records, seeds, sources):
                 f"the gradient of op {op_type!r} returned {len(in_grads)} gradients for "
                 f"{len(inputs)} inputs")
         for t, g in zip(inputs, in_grads):
-            if g is None:
-                continue
-            key = id(t)
-            if key not in reached:
+            if g is None or id(t) not in reached:
                 continue
             if g.__class__ is not Tensor and not isinstance(g, Tensor):
                 g = as_tensor(g, like=t)
             if g._data.shape != t._data.shape:
                 g = _unbroadcast(g, t, op_type)
-            prev = grads.get(key)
-            grads[key] = g if prev is None else add(prev, g)
+            prev = grads.get(id(t))
+            grads[id(t)] = g if prev is None else add(prev, g)
     return grads
 
 

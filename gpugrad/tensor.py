@@ -26,6 +26,13 @@ def _host_array(data, dtype):
     return array
 
 
+def _broadcast_shape(a, b):
+    try:
+        return np.broadcast_shapes(a, b)
+    except ValueError:
+        return None
+
+
 class Tensor:
     """An immutable array on a device, the value type of every op.
 
@@ -45,7 +52,10 @@ class Tensor:
     def __init__(self, data, dtype=None, device=None):
         dev = get_device(device)
         if isinstance(data, Tensor):
-            data = data._device.backend.to_numpy(data._data) if data._device is not dev else data._data
+            if isinstance(data, Variable):
+                data = data._data.copy()  # a snapshot, not a view of the mutable variable
+            else:
+                data = data._device.backend.to_numpy(data._data) if data._device is not dev else data._data
         self._data = dev.backend.asarray(_host_array(data, dtype), None, dev.index)
         self._device = dev
 
@@ -196,9 +206,15 @@ class Variable(Tensor):
         array = self._device.xp.asarray(array, dtype=self.dtype) if not hasattr(array, "dtype") else array
         if isinstance(value, Tensor) and value._device is not self._device:
             raise DeviceError(f"cannot assign a tensor on {value.device!r} to a variable on {self.device!r}")
-        if array.shape != self.shape and np.broadcast_shapes(array.shape, self.shape) != self.shape:
-            raise ShapeError(f"cannot assign shape {array.shape} to variable {self.name or ''} of shape {self.shape}")
+        if array.shape != self.shape and _broadcast_shape(array.shape, self.shape) != self.shape:
+            raise ShapeError(
+                f"cannot assign a value of shape {array.shape} to variable {self.name or ''} of shape {self.shape}")
         return array
+
+    def numpy(self):
+        """A NumPy copy of the current value (later assigns do not change it)."""
+        array = self._device.backend.to_numpy(self._data)
+        return array.copy() if array is self._data else array
 
     def assign(self, value):
         """Set the value in place; returns the variable."""

@@ -22,5 +22,5 @@ def device_params():
 def pytest_collection_modifyitems(config, items):
     skip = pytest.mark.skip(reason="no usable CUDA GPU on this machine (gg.devices() lists only the CPU)")
     for item in items:
-        if "gpu" in item.keywords and not GPU_PRESENT:
+        if item.get_closest_marker("gpu") is not None and not GPU_PRESENT:
             item.add_marker(skip)
