@@ -1,3 +1,285 @@
-"""(to be filled) indexing ops."""
-__all__ = []
-TENSOR_METHODS = {}
+"""Indexing ops: ``x[key]`` (GetItem), take, gather, and their scatter gradient.
+
+Every one of them reads elements of its input at some positions, so every
+gradient is one op, ``GetItemGrad``: a tensor of zeros of the input's shape
+with the upstream gradient written (or, where integer indices may repeat,
+added) at those positions. Its own gradient reads the same positions again,
+so second derivatives work.
+
+Index arrays live on the tensor's device. NOTE: NumPy raises IndexError for
+an out-of-range integer index, but CuPy wraps it around, so off the CPU the
+range of every index array is checked here (one small reduction and a sync).
+"""
+import numpy as np
+
+from ..backend import CPU
+from ..errors import DeviceError, DTypeError, IndexOutOfRangeError
+from ..registry import RegisterGradient
+from ..tensor import Tensor
+from .base import emit, unary
+from .shape import normalize_axis_index, reshape
+
+__all__ = ['getitem', 'getitem_grad', 'take', 'gather']
+
+_BASIC = frozenset([int, slice, type(None), type(Ellipsis)])
+
+
+# ---------------------------------------------------------------- turning a key into arrays
+
+
+def _range_error(op_type, shape, message):
+    return IndexOutOfRangeError(f"op {op_type!r}: {message} (tensor shape {shape})")
+
+
+def _check_range(op_type, idx, size, axis, shape):
+    """Raise IndexOutOfRangeError unless every entry of ``idx`` is in ``[-size, size)``.
+
+    Only needed off the CPU: NumPy raises IndexError itself, CuPy wraps around.
+    """
+    if idx.size:
+        bad = (idx < -size) | (idx >= size)
+        if bad.any():  # one sync on a GPU
+            value = int(idx[bad].reshape(-1)[0])
+            raise _range_error(op_type, shape,
+                               f"index {value} is out of bounds for axis {axis} with size {size}")
+
+
+def _index_array(op_type, value, device):
+    """``value`` (Tensor, array, list) as an integer or boolean array, and whether it is on the host."""
+    if isinstance(value, Tensor):
+        if value._device is not device:
+            raise DeviceError(
+                f"op {op_type!r} got indices on {value.device!r} for a tensor on {device.name!r}; "
+                f"move one with .to(device)")
+        a, host = value._data, device is CPU
+    elif isinstance(value, device.array_type):
+        a, host = value, device is CPU
+    else:
+        a = np.asarray(value.get() if hasattr(value, "__cuda_array_interface__") else value)
+        host = True
+        if a.size == 0 and a.dtype.kind not in "iub":
+            a = a.astype(np.intp)  # [] indexes nothing, as in NumPy
+    if a.dtype.kind not in "iub":
+        raise DTypeError(f"op {op_type!r} takes integer or boolean indices, not {a.dtype}")
+    return a, host
+
+
+def _to_device(a, host, device):
+    return a if not host or device is CPU else device.backend.asarray(a, None, device.index)
+
+
+def _advanced_key(x, key):
+    """``key`` normalised for NumPy/CuPy, and whether integer arrays in it may repeat.
+
+    Integer and boolean arrays (lists, NumPy arrays, gpugrad tensors) go to the
+    tensor's device; integer arrays are range-checked against the axis they index.
+    """
+    parts = key if isinstance(key, tuple) else (key,)
+    device = x._device
+    out = []
+    for k in parts:
+        cls = k.__class__
+        if cls in _BASIC:
+            out.append(k)
+        elif cls is bool or cls is np.bool_:
+            out.append(np.asarray(k))  # a 0-d mask, as in NumPy
+        elif isinstance(k, (int, np.integer)):
+            out.append(int(k))
+        elif isinstance(k, (Tensor, list, tuple, np.ndarray)) or hasattr(k, "__array__") \
+                or hasattr(k, "__cuda_array_interface__"):
+            out.append(_index_array("GetItem", k, device))
+        else:
+            raise DTypeError(f"op 'GetItem': {k!r} cannot index a tensor; use ints, slices, ..., None, "
+                             f"or integer or boolean arrays")
+    on_gpu = device is not CPU
+    axes = _axes_indexed(out, x.ndim) if on_gpu else None
+    accumulate, final = False, []
+    for i, k in enumerate(out):
+        if isinstance(k, tuple):  # an index array and whether it is on the host
+            a, host = k
+            is_int = a.dtype.kind != "b"
+            accumulate = accumulate or (is_int and a.size > 1)
+            if on_gpu:
+                if is_int and axes[i] < x.ndim:
+                    _check_range("GetItem", a, x.shape[axes[i]], axes[i], x.shape)
+                a = _to_device(a, host, device)
+            k = a
+        final.append(k)
+    return tuple(final), accumulate
+
+
+def _axes_indexed(parts, ndim):
+    """The first axis of the indexed tensor that each part of a key applies to."""
+    is_mask = [isinstance(p, tuple) and p[0].dtype.kind == "b" for p in parts]
+    used = sum(p[0].ndim if m else 1 for p, m in zip(parts, is_mask) if p is not None and p is not Ellipsis)
+    axes, dim = [], 0
+    for p, m in zip(parts, is_mask):
+        axes.append(dim)
+        if p is Ellipsis:
+            dim += max(ndim - used, 0)
+        elif m:
+            dim += p[0].ndim
+        elif p is not None:
+            dim += 1
+    return axes
+
+
+# ---------------------------------------------------------------- getitem
+
+
+def getitem(x, key):
+    """``x[key]`` with NumPy's rules: basic, integer-array and boolean-mask indexing.
+
+    ``key`` may hold ints, slices (negative steps too), ``...``, ``None``, and
+    integer or boolean arrays given as lists, NumPy arrays or gpugrad tensors.
+    Repeated integer indices add up in the gradient.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> x = gg.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+        >>> x[1, ::-1].numpy().tolist()
+        [6.0, 5.0, 4.0]
+        >>> x[[0, 0, 1], 2].numpy().tolist()
+        [3.0, 3.0, 6.0]
+        >>> x[x > 4.0].numpy().tolist()
+        [5.0, 6.0]
+    """
+    x = unary(x)
+    cls = key.__class__
+    if cls is tuple:
+        for k in key:
+            if k.__class__ not in _BASIC:
+                return _getitem(x, *_advanced_key(x, key))
+    elif cls not in _BASIC:
+        return _getitem(x, *_advanced_key(x, key))
+    return _getitem(x, key, False)
+
+
+def _getitem(x, key, accumulate):
+    try:
+        data = x._data[key]
+    except IndexError as exc:
+        raise _range_error("GetItem", x.shape, f"{exc}; the key was {_describe(key)}") from None
+    return emit("GetItem", data, x._device, (x,), {"key": key, "accumulate": accumulate})
+
+
+def _describe(key):
+    parts = key if isinstance(key, tuple) else (key,)
+    return "[" + ", ".join(f"<{k.dtype} array of shape {k.shape}>" if hasattr(k, "dtype") and k.ndim
+                           else repr(k) for k in parts) + "]"
+
+
+@RegisterGradient("GetItem")
+def _getitem_grad(op, dy):
+    return (getitem_grad(dy, op.attrs["key"], op.inputs[0].shape, op.attrs["accumulate"]),)
+
+
+def getitem_grad(dy, key, shape, accumulate=True):
+    """Zeros of ``shape`` with ``dy`` scattered at ``key``: the gradient of ``x[key]``.
+
+    With ``accumulate`` (integer indices that may repeat) values at one
+    position add up (``np.add.at``; ``cupyx.scatter_add`` on a GPU); without
+    it they are written. ``key`` must already hold arrays on ``dy``'s device.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> import numpy as np
+        >>> from gpugrad.ops.indexing import getitem_grad
+        >>> idx = np.array([0, 2, 0])
+        >>> getitem_grad(gg.tensor([1.0, 2.0, 3.0]), (idx,), (4,)).numpy().tolist()
+        [4.0, 0.0, 2.0, 0.0]
+    """
+    dy = unary(dy)
+    dev = dy._device
+    z = dev.xp.zeros(shape, dtype=dy._data.dtype)
+    if not accumulate:
+        z[key] = dy._data
+    elif dev is CPU:
+        np.add.at(z, key, dy._data)
+    else:
+        import cupyx
+
+        cupyx.scatter_add(z, key, dy._data)
+    return emit("GetItemGrad", z, dev, (dy,), {"key": key, "shape": tuple(shape), "accumulate": accumulate})
+
+
+@RegisterGradient("GetItemGrad")
+def _getitem_grad_grad(op, ddz):
+    return (_getitem(ddz, op.attrs["key"], op.attrs["accumulate"]),)
+
+
+# ---------------------------------------------------------------- take, gather
+
+
+def _gather(op_type, params, indices, axis):
+    dev = params._device
+    idx, host = _index_array(op_type, indices, dev)
+    if idx.dtype.kind == "b":
+        raise DTypeError(f"op {op_type!r} takes integer indices, not booleans")
+    if dev is not CPU:
+        _check_range(op_type, idx, params.shape[axis], axis, params.shape)
+        idx = _to_device(idx, host, dev)
+    try:  # x[idx] is quicker than take for axis 0
+        data = params._data[idx] if axis == 0 else dev.xp.take(params._data, idx, axis=axis)
+    except IndexError as exc:
+        raise _range_error(op_type, params.shape, str(exc)) from None
+    return emit("Gather", data, dev, (params,), {"axis": axis, "indices": idx})
+
+
+@RegisterGradient("Gather")
+def _gather_grad(op, dy):
+    # params[:, ..., :, indices] (indices at `axis`) reads what take/gather read: scatter-add back there.
+    key = (slice(None),) * op.attrs["axis"] + (op.attrs["indices"],)
+    return (getitem_grad(dy, key, op.inputs[0].shape, True),)
+
+
+def take(x, indices, axis=None):
+    """Elements of ``x`` at ``indices`` along ``axis``, as ``np.take`` does.
+
+    With ``axis=None`` ``x`` is flattened first. Negative indices count from the
+    end; indices out of range raise IndexOutOfRangeError. Recorded as ``Gather``.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> x = gg.tensor([[1.0, 2.0], [3.0, 4.0]])
+        >>> gg.take(x, [3, 0]).numpy().tolist()
+        [4.0, 1.0]
+        >>> gg.take(x, [1, 1], axis=1).numpy().tolist()
+        [[2.0, 2.0], [4.0, 4.0]]
+    """
+    x = unary(x)
+    if axis is None:
+        x = reshape(x, -1)
+        axis = 0
+    else:
+        axis = normalize_axis_index(axis, x.ndim, "Take", x.shape)
+    return _gather("Take", x, indices, axis)
+
+
+def gather(params, indices, axis=0):
+    """Slices of ``params`` at ``indices`` along ``axis``, as ``tf.gather`` does.
+
+    The result has shape ``params.shape[:axis] + indices.shape + params.shape[axis+1:]``;
+    its gradient adds up over repeated indices.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> params = gg.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+        >>> gg.gather(params, [[2, 0]], axis=1).numpy().tolist()
+        [[[3.0, 1.0]], [[6.0, 4.0]]]
+    """
+    params = unary(params)
+    axis = normalize_axis_index(axis, params.ndim, "Gather", params.shape)
+    return _gather("Gather", params, indices, axis)
+
+
+def _setitem(self, key, value):
+    raise TypeError(
+        "gpugrad tensors are immutable and do not support item assignment (x[...] = ...); build a new "
+        "tensor instead, e.g. gg.where(mask, value, x), or for a Variable v.assign(gg.where(mask, value, v))")
+
+
+TENSOR_METHODS = {
+    "__getitem__": getitem,
+    "__setitem__": _setitem,
+}

@@ -1,12 +1,17 @@
-"""Shape ops: reshape broadcast_to sum_to (more in the modules after this one).
+"""Shape ops: reshape broadcast_to sum_to transpose expand_dims squeeze concat stack split pad.
 
 These move or view data without arithmetic; their gradients move it back.
+``expand_dims``, ``squeeze`` and ``flatten`` are recorded as ``Reshape``.
 """
-from ..errors import ShapeError
-from ..registry import RegisterGradient
-from .base import emit, unary
+import numpy as np
 
-__all__ = ['reshape', 'broadcast_to', 'sum_to']
+from ..errors import DTypeError, ShapeError
+from ..registry import RegisterGradient
+from ..tensor import Tensor
+from .base import emit, emit_many, same_device, unary
+
+__all__ = ['reshape', 'broadcast_to', 'sum_to', 'transpose', 'expand_dims', 'squeeze', 'concat', 'stack',
+           'split', 'pad']
 
 
 
@@ -80,7 +85,306 @@ def sum_to(x, shape):
     return reshape(reduce_sum(x, axis=axes), shape)
 
 
+# ---------------------------------------------------------------- helpers
+
+
+def normalize_axis_index(axis, ndim, op_type, shape):
+    """``axis`` as an int in ``[0, ndim)``; ShapeError naming ``op_type`` otherwise."""
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"op {op_type!r} takes an integer axis, not {axis!r}")
+    if not -ndim <= axis < ndim:
+        raise ShapeError(f"op {op_type!r}: axis {axis} is out of range [{-ndim}, {ndim}) for shape {shape}")
+    return int(axis) % ndim
+
+
+def _tensor_list(tensors, op_type):
+    """A non-empty list of tensors on one device with one dtype (arrays and lists converted)."""
+    if not isinstance(tensors, (list, tuple)) and hasattr(tensors, "__iter__") and not isinstance(tensors, Tensor):
+        tensors = list(tensors)
+    if not isinstance(tensors, (list, tuple)) or not tensors:
+        raise TypeError(f"op {op_type!r} takes a non-empty list or tuple of tensors, not {tensors!r}")
+    like = next((t for t in tensors if isinstance(t, Tensor)), None)
+    if like is None:
+        ts = [unary(t) for t in tensors]
+        like = ts[0]
+    else:
+        ts = [t if isinstance(t, Tensor) else Tensor(t, like.dtype, like.device) for t in tensors]
+    same_device(ts, op_type)
+    dtype = like._data.dtype
+    for t in ts:
+        if t._data.dtype != dtype:
+            raise DTypeError(
+                f"op {op_type!r} got tensors of dtypes {[str(t.dtype) for t in ts]}; cast them to one dtype")
+    return ts
+
+
+# ---------------------------------------------------------------- transpose
+
+
+def transpose(x, axes=None):
+    """Permute the axes of ``x`` (reverse them when ``axes`` is None), as NumPy does.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.transpose(gg.ones((2, 3, 4)), (2, 0, 1)).shape
+        (4, 2, 3)
+        >>> gg.tensor([[1.0, 2.0]]).T.numpy().tolist()
+        [[1.0], [2.0]]
+    """
+    x = unary(x)
+    if axes is None:
+        ndim = x._data.ndim
+        axes = _REVERSED[ndim] if ndim < 8 else tuple(range(ndim - 1, -1, -1))
+        return emit("Transpose", x._data.transpose(axes), x._device, (x,), {"axes": axes})
+    axes = tuple(axes)
+    try:
+        data = x._data.transpose(axes)  # validates the permutation
+    except (ValueError, IndexError, TypeError):
+        raise ShapeError(f"op 'Transpose': axes {axes} are not a permutation of the {x.ndim} axes "
+                         f"of shape {x.shape}") from None
+    return emit("Transpose", data, x._device, (x,), {"axes": axes})
+
+
+_REVERSED = [tuple(range(n - 1, -1, -1)) for n in range(8)]
+
+
+@RegisterGradient("Transpose")
+def _transpose_grad(op, dy):
+    axes = op.attrs["axes"]
+    n = len(axes)
+    inverse = [0] * n
+    for i, a in enumerate(axes):
+        inverse[a % n] = i
+    return (transpose(dy, inverse),)
+
+
+# ---------------------------------------------------------------- expand_dims, squeeze (reshapes)
+
+
+def expand_dims(x, axis):
+    """``x`` with a new axis of length 1 at ``axis`` (an int or a tuple), as NumPy does.
+
+    Recorded as a ``Reshape``, whose gradient it shares.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.expand_dims(gg.ones((2, 3)), -1).shape
+        (2, 3, 1)
+        >>> gg.expand_dims(gg.ones((2, 3)), (0, 2)).shape
+        (1, 2, 1, 3)
+    """
+    x = unary(x)
+    axes = (axis,) if not isinstance(axis, (tuple, list)) else tuple(axis)
+    ndim = x._data.ndim + len(axes)
+    new = sorted(normalize_axis_index(a, ndim, "ExpandDims", x.shape) for a in axes)
+    if len(set(new)) != len(new):
+        raise ShapeError(f"op 'ExpandDims': repeated axis in {tuple(axes)} for shape {x.shape}")
+    rest = iter(x.shape)
+    shape = tuple(1 if i in new else next(rest) for i in range(ndim))
+    return emit("Reshape", x._data.reshape(shape), x._device, (x,))
+
+
+def squeeze(x, axis=None):
+    """``x`` without its axes of length 1 (only those in ``axis`` when given).
+
+    Recorded as a ``Reshape``, whose gradient it shares.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.squeeze(gg.ones((1, 3, 1))).shape
+        (3,)
+        >>> gg.ones((1, 3, 1)).squeeze(0).shape
+        (3, 1)
+    """
+    x = unary(x)
+    shape = x.shape
+    if axis is None:
+        drop = {i for i, n in enumerate(shape) if n == 1}
+    else:
+        axes = (axis,) if not isinstance(axis, (tuple, list)) else tuple(axis)
+        drop = {normalize_axis_index(a, len(shape), "Squeeze", shape) for a in axes}
+        for a in sorted(drop):
+            if shape[a] != 1:
+                raise ShapeError(
+                    f"op 'Squeeze' cannot squeeze axis {a} of shape {shape}: its length is {shape[a]}, not 1")
+    new = tuple(n for i, n in enumerate(shape) if i not in drop)
+    return emit("Reshape", x._data.reshape(new), x._device, (x,))
+
+
+# ---------------------------------------------------------------- concat, stack, split
+
+
+def concat(tensors, axis=0):
+    """Join tensors along an existing ``axis``; their other lengths must match.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.concat([gg.ones((2, 3)), gg.zeros((1, 3))], axis=0).shape
+        (3, 3)
+    """
+    ts = _tensor_list(tensors, "Concat")
+    shape0 = ts[0].shape
+    if not shape0:
+        raise ShapeError("op 'Concat' cannot join 0-d tensors; use stack")
+    axis = normalize_axis_index(axis, len(shape0), "Concat", shape0)
+    for t in ts:
+        s = t.shape
+        if len(s) != len(shape0) or s[:axis] != shape0[:axis] or s[axis + 1:] != shape0[axis + 1:]:
+            raise ShapeError(f"op 'Concat' cannot join shapes {[t.shape for t in ts]} along axis {axis}: "
+                             f"all lengths but axis {axis}'s must match")
+    data = ts[0]._device.xp.concatenate([t._data for t in ts], axis=axis)
+    sizes = tuple(t.shape[axis] for t in ts)
+    return emit("Concat", data, ts[0]._device, tuple(ts), {"axis": axis, "sizes": sizes})
+
+
+@RegisterGradient("Concat")
+def _concat_grad(op, dy):
+    return tuple(split(dy, list(op.attrs["sizes"]), op.attrs["axis"]))
+
+
+def stack(tensors, axis=0):
+    """Join tensors of one shape along a new ``axis``.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.stack([gg.ones((2, 3)), gg.zeros((2, 3))], axis=1).shape
+        (2, 2, 3)
+    """
+    ts = _tensor_list(tensors, "Stack")
+    shape0 = ts[0].shape
+    for t in ts:
+        if t.shape != shape0:
+            raise ShapeError(f"op 'Stack' needs tensors of one shape, got {[t.shape for t in ts]}")
+    axis = normalize_axis_index(axis, len(shape0) + 1, "Stack", shape0)
+    data = ts[0]._device.xp.stack([t._data for t in ts], axis=axis)
+    return emit("Stack", data, ts[0]._device, tuple(ts), {"axis": axis})
+
+
+@RegisterGradient("Stack")
+def _stack_grad(op, dy):
+    parts = split(dy, len(op.inputs), op.attrs["axis"])
+    return tuple(reshape(p, t.shape) for p, t in zip(parts, op.inputs))
+
+
+def split(x, num_or_sizes, axis=0):
+    """Cut ``x`` along ``axis`` into a list of tensors, as ``tf.split`` does.
+
+    An int asks for that many equal parts (the length must divide); a list
+    gives each part's length, one of which may be -1 for "the rest".
+
+    Example:
+        >>> import gpugrad as gg
+        >>> [p.shape for p in gg.split(gg.ones((6, 2)), 3)]
+        [(2, 2), (2, 2), (2, 2)]
+        >>> [p.shape for p in gg.split(gg.ones((6, 2)), [1, -1, 2])]
+        [(1, 2), (3, 2), (2, 2)]
+    """
+    x = unary(x)
+    shape = x.shape
+    if not shape:
+        raise ShapeError("op 'Split' cannot split a 0-d tensor")
+    axis = normalize_axis_index(axis, len(shape), "Split", shape)
+    length = shape[axis]
+    if isinstance(num_or_sizes, (int, np.integer)) and not isinstance(num_or_sizes, bool):
+        n = int(num_or_sizes)
+        if n < 1 or length % n:
+            raise ShapeError(f"op 'Split' cannot cut axis {axis} of shape {shape} (length {length}) "
+                             f"into {n} equal parts")
+        sizes = [length // n] * n
+    else:
+        sizes = [int(s) for s in (num_or_sizes.numpy() if isinstance(num_or_sizes, Tensor) else num_or_sizes)]
+        unknown = [i for i, s in enumerate(sizes) if s == -1]
+        if len(unknown) > 1 or any(s < -1 for s in sizes):
+            raise ShapeError(f"op 'Split': sizes {sizes} may hold one -1 and no other negative length")
+        if unknown:
+            sizes[unknown[0]] = length - (sum(sizes) + 1)
+        if sum(sizes) != length or any(s < 0 for s in sizes) or not sizes:
+            raise ShapeError(f"op 'Split': sizes {list(num_or_sizes)} do not add up to length {length} "
+                             f"of axis {axis} of shape {shape}")
+    lead = (slice(None),) * axis
+    data, datas, start = x._data, [], 0
+    for n in sizes:
+        datas.append(data[lead + (slice(start, start + n),)])
+        start += n
+    return emit_many("Split", datas, x._device, (x,), {"axis": axis})
+
+
+@RegisterGradient("Split")
+def _split_grad(op, *dys):
+    return (concat(list(dys), op.attrs["axis"]),)  # unused outputs arrive as zeros
+
+
+# ---------------------------------------------------------------- pad
+
+
+def pad(x, pad_width):
+    """Pad ``x`` with zeros, ``pad_width`` in NumPy's form.
+
+    ``pad_width`` is an int (every side of every axis), a ``(before, after)``
+    pair (every axis) or one pair per axis.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.pad(gg.tensor([1.0, 2.0]), (1, 2)).numpy().tolist()
+        [0.0, 1.0, 2.0, 0.0, 0.0]
+        >>> gg.pad(gg.ones((2, 3)), ((0, 1), (2, 0))).shape
+        (3, 5)
+    """
+    x = unary(x)
+    shape = x.shape
+    widths = _pad_widths(pad_width, len(shape))
+    if widths is None:
+        raise ShapeError(f"op 'Pad': pad_width {pad_width!r} does not fit a tensor of shape {shape}; "
+                         f"give an int, a (before, after) pair or {len(shape)} pairs of ints >= 0")
+    out_shape = tuple(b + n + a for (b, a), n in zip(widths, shape))
+    inner = tuple(slice(b, b + n) for (b, _), n in zip(widths, shape))
+    data = x._device.xp.zeros(out_shape, dtype=x._data.dtype)
+    data[inner] = x._data
+    return emit("Pad", data, x._device, (x,), {"widths": widths, "inner": inner})
+
+
+def _pad_widths(pad_width, ndim):
+    """NumPy's pad_width as one (before, after) pair per axis; None if it does not fit ``ndim``.
+
+    An int pads every side; one pair (or a 1-tuple) is used for every axis;
+    otherwise there is one pair (or 1-tuple) per axis.
+    """
+    if isinstance(pad_width, Tensor):
+        pad_width = pad_width.numpy().tolist()
+    elif isinstance(pad_width, np.ndarray):
+        pad_width = pad_width.tolist()
+    if not isinstance(pad_width, (tuple, list)):
+        pairs = [(pad_width, pad_width)]
+    elif pad_width and not isinstance(pad_width[0], (tuple, list)):
+        pairs = [(pad_width[0], pad_width[-1])] if len(pad_width) <= 2 else None
+    else:
+        pairs = [(p[0], p[-1]) if isinstance(p, (tuple, list)) and len(p) in (1, 2) else None
+                 for p in pad_width]
+    if not pairs or None in pairs or len(pairs) not in (1, ndim):
+        return None
+    for pair in pairs:
+        for w in pair:
+            if isinstance(w, bool) or not isinstance(w, (int, np.integer)):
+                raise TypeError(f"op 'Pad' takes integer pad widths, not {w!r}")
+            if w < 0:
+                return None
+    return tuple((int(b), int(a)) for b, a in (pairs * ndim if len(pairs) == 1 else pairs))
+
+
+@RegisterGradient("Pad")
+def _pad_grad(op, dy):
+    from .indexing import getitem
+
+    return (getitem(dy, op.attrs["inner"]),)
+
+
 TENSOR_METHODS = {
     "reshape": lambda self, *shape: reshape(self, shape[0] if len(shape) == 1 else shape),
     "broadcast_to": broadcast_to,
+    "transpose": lambda self, *axes: transpose(
+        self, axes[0] if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)) else (axes or None)),
+    "T": property(lambda self: transpose(self), doc="``x`` with its axes reversed."),
+    "expand_dims": expand_dims,
+    "squeeze": squeeze,
+    "flatten": lambda self: reshape(self, -1),
 }
