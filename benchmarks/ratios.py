@@ -5,53 +5,56 @@ Usage::
     pytest benchmarks/ --benchmark-json=out.json
     python benchmarks/ratios.py out.json
 
-Medians, one line per benchmark, then per workload and gpugrad device the
-ratios gpugrad/numpy and gpugrad/torch (below 1 means gpugrad is faster).
+Medians (and minimums, steadier on a busy machine), one line per benchmark,
+then per workload and gpugrad device the ratios gpugrad/numpy and
+gpugrad/torch of the medians (below 1 means gpugrad is faster), with the ratio
+of the minimums in brackets.
 """
 import json
 import sys
 
 
 def medians(report):
-    """``{(workload, impl, device): (median seconds, extra_info)}`` from a pytest-benchmark report.
+    """``{(workload, impl, device): (median, min, extra_info)}``, in seconds, from a pytest-benchmark report.
 
     Example:
         >>> report = {"benchmarks": [{"extra_info": {"workload": "W3", "impl": "numpy", "device": "cpu"},
-        ...                           "stats": {"median": 0.5}}]}
-        >>> medians(report)[("W3", "numpy", "cpu")][0]
-        0.5
+        ...                           "stats": {"median": 0.5, "min": 0.4}}]}
+        >>> medians(report)[("W3", "numpy", "cpu")][:2]
+        (0.5, 0.4)
     """
     found = {}
     for bench in report.get("benchmarks", []):
         info = bench.get("extra_info", {})
         if "workload" in info and "impl" in info:
-            found[(info["workload"], info["impl"], info.get("device", "cpu"))] = (bench["stats"]["median"], info)
+            stats = bench["stats"]
+            found[(info["workload"], info["impl"], info.get("device", "cpu"))] = (stats["median"], stats["min"], info)
     return found
 
 
 def ratio_lines(found):
-    """The lines ``main`` prints: a table of medians, then the ratios.
+    """The lines ``main`` prints: a table of medians and minimums, then the ratios.
 
     Example:
-        >>> found = {("W1", "gpugrad", "cpu"): (2e-3, {"us_per_op": 2.0}),
-        ...          ("W1", "numpy", "cpu"): (1e-3, {"us_per_op": 1.0})}
+        >>> found = {("W1", "gpugrad", "cpu"): (2e-3, 1.5e-3, {"us_per_op": 2.0}),
+        ...          ("W1", "numpy", "cpu"): (1e-3, 1e-3, {"us_per_op": 1.0})}
         >>> print("\\n".join(ratio_lines(found)))  # doctest: +NORMALIZE_WHITESPACE
-        workload  impl     device      median     us/op
-        W1        gpugrad  cpu         2.000 ms    2.000
-        W1        numpy    cpu         1.000 ms    1.000
-        W1  gpugrad(cpu)/numpy = 2.00
+        workload  impl     device      median        min  us/op (median)
+        W1        gpugrad  cpu       2.000 ms   1.500 ms   2.000
+        W1        numpy    cpu       1.000 ms   1.000 ms   1.000
+        W1  gpugrad(cpu)/numpy = 2.00 (min 1.50)
         W1  gpugrad(cpu)/torch = n/a (no torch result)
     """
-    lines = [f"{'workload':<9} {'impl':<8} {'device':<9} {'median':>10} {'us/op':>8}"]
-    for (workload, impl, device), (median, info) in sorted(found.items()):
-        per_op = f"{info['us_per_op']:8.3f}" if "us_per_op" in info else f"{'':8}"
-        lines.append(f"{workload:<9} {impl:<8} {device:<9} {median * 1e3:7.3f} ms {per_op}")
-    for (workload, impl, device), (median, _) in sorted(found.items()):
+    lines = [f"{'workload':<9} {'impl':<8} {'device':<9} {'median':>10} {'min':>10}  us/op (median)"]
+    for (workload, impl, device), (median, low, info) in sorted(found.items()):
+        per_op = f"{info['us_per_op']:7.3f}" if "us_per_op" in info else ""
+        lines.append(f"{workload:<9} {impl:<8} {device:<9} {median * 1e3:7.3f} ms {low * 1e3:7.3f} ms {per_op}")
+    for (workload, impl, device), (median, low, _) in sorted(found.items()):
         if impl != "gpugrad":
             continue
         for other in ("numpy", "torch"):
             base = found.get((workload, other, "cpu"))
-            value = f"{median / base[0]:.2f}" if base else f"n/a (no {other} result)"
+            value = f"{median / base[0]:.2f} (min {low / base[1]:.2f})" if base else f"n/a (no {other} result)"
             lines.append(f"{workload}  gpugrad({device})/{other} = {value}")
     return lines
 
