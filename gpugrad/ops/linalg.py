@@ -113,6 +113,7 @@ def _matmul_grad(op, dy):
 # ---------------------------------------------------------------- einsum
 
 _LETTERS = string.ascii_letters
+_parsed = {}  # (subscripts, operand ndims) -> (input letters, output letters, explicit spec)
 
 
 def _einsum_error(subscripts, tensors, why):
@@ -172,8 +173,14 @@ def einsum(subscripts, *operands):
     if not tensors:
         raise ValueError("einsum needs at least one operand")
     dev = same_device(tensors, "Einsum")
-    subs, output = _explicit_subscripts(subscripts, tensors)
-    spec = ",".join(subs) + "->" + output
+    key = (subscripts, tuple([t.ndim for t in tensors]))
+    parsed = _parsed.get(key)
+    if parsed is None:
+        if len(_parsed) > 1024:
+            _parsed.clear()
+        subs, output = _explicit_subscripts(subscripts, tensors)
+        parsed = _parsed[key] = (subs, output, ",".join(subs) + "->" + output)
+    subs, output, spec = parsed
     try:
         out = _einsum_arrays(dev.xp, spec, [t._data for t in tensors])
     except ValueError as e:
@@ -231,11 +238,12 @@ def _tensordot_axes(axes, a, b):
     if isinstance(axes, int):
         if axes < 0 or axes > min(a.ndim, b.ndim):
             raise ShapeError(f"op 'TensorDot' cannot contract {axes} axes of shapes {a.shape} and {b.shape}")
-        return tuple(range(a.ndim - axes, a.ndim)), tuple(range(axes))
-    try:
-        axes_a, axes_b = axes
-    except (TypeError, ValueError):
-        raise ValueError(f"tensordot axes is an int or a pair of axis sequences, not {axes!r}") from None
+        axes_a, axes_b = range(a.ndim - axes, a.ndim), range(axes)
+    else:
+        try:
+            axes_a, axes_b = axes
+        except (TypeError, ValueError):
+            raise ValueError(f"tensordot axes is an int or a pair of axis sequences, not {axes!r}") from None
     axes_a = (axes_a,) if isinstance(axes_a, int) else tuple(axes_a)
     axes_b = (axes_b,) if isinstance(axes_b, int) else tuple(axes_b)
     if len(axes_a) != len(axes_b):

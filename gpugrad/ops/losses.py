@@ -1,3 +1,256 @@
-"""(to be filled) losses ops."""
-__all__ = []
-TENSOR_METHODS = {}
+"""The softmax family and the losses: softmax log_softmax softmax_cross_entropy
+sigmoid_cross_entropy mse.
+
+Each is computed in its stable form (the max shifted out before ``exp``; the
+``log1p(exp(-|x|))`` form for sigmoids). softmax_cross_entropy's gradient is
+the fused op ``SoftmaxCrossEntropyGrad``: ``(probs - onehot(labels)) * dy`` in
+one pass, from the probabilities the forward pass already computed. Those are
+recorded as a ``Softmax`` of the logits, so an outer tape can differentiate the
+gradient again.
+"""
+import numpy as np
+
+from ..backend import CPU
+from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
+from ..registry import RegisterGradient
+from ..tensor import Tensor, as_tensor
+from .activations import sigmoid
+from .arithmetic import multiply, subtract
+from .base import binary, emit, same_device, unary
+from .math import exp, square
+from .reductions import mean, normalize_axis, sum
+from .shape import reshape
+
+__all__ = ['softmax', 'log_softmax', 'softmax_cross_entropy', 'softmax_cross_entropy_grad',
+           'sigmoid_cross_entropy', 'mse']
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _check_reduction(reduction, op_name):
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{op_name} reduction is 'mean', 'sum' or 'none', not {reduction!r}")
+
+
+def _reduce(losses, reduction):
+    if reduction == "mean":
+        return mean(losses)
+    return sum(losses) if reduction == "sum" else losses
+
+
+# ---------------------------------------------------------------- softmax, log_softmax
+
+
+def _axes(x, axis, op_type):
+    if x.ndim == 0:
+        raise ShapeError(f"op {op_type!r} needs a tensor of at least one dimension, got a scalar")
+    return normalize_axis(axis, x.ndim)
+
+
+def softmax(x, axis=-1):
+    """exp(x) / sum(exp(x)) over ``axis``, computed with the max shifted out.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.softmax(gg.tensor([1000.0, 1000.0])).numpy().tolist()
+        [0.5, 0.5]
+    """
+    x = unary(x)
+    axes = _axes(x, axis, "Softmax")
+    xp = x._device.xp
+    e = xp.exp(x._data - x._data.max(axis=axes, keepdims=True))
+    return emit("Softmax", e / e.sum(axis=axes, keepdims=True), x._device, (x,), {"axes": axes})
+
+
+@RegisterGradient("Softmax")
+def _softmax_grad(op, dy):
+    # dx = y * (dy - sum(dy * y))
+    y = op.outputs[0]
+    return (multiply(y, dy - sum(dy * y, axis=op.attrs["axes"], keepdims=True)),)
+
+
+def log_softmax(x, axis=-1):
+    """x - logsumexp(x) over ``axis``: the log of :func:`softmax`, without underflow.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> [round(v, 4) for v in gg.log_softmax(gg.tensor([0.0, 0.0])).numpy().tolist()]
+        [-0.6931, -0.6931]
+    """
+    x = unary(x)
+    axes = _axes(x, axis, "LogSoftmax")
+    xp = x._device.xp
+    shifted = x._data - x._data.max(axis=axes, keepdims=True)
+    out = shifted - xp.log(xp.exp(shifted).sum(axis=axes, keepdims=True))
+    return emit("LogSoftmax", out, x._device, (x,), {"axes": axes})
+
+
+@RegisterGradient("LogSoftmax")
+def _log_softmax_grad(op, dy):
+    # dx = dy - softmax(x) * sum(dy)
+    y = op.outputs[0]
+    return (dy - multiply(exp(y), sum(dy, axis=op.attrs["axes"], keepdims=True)),)
+
+
+# ---------------------------------------------------------------- softmax_cross_entropy
+
+
+def _label_tensor(labels, logits, op_type):
+    """``labels`` as an int64 tensor on the logits' device, checked against the logits."""
+    dev = logits._device
+    if isinstance(labels, Tensor):
+        if labels._device is not dev:
+            same_device((logits, labels), op_type)
+    else:
+        labels = as_tensor(labels, like=logits) if not isinstance(labels, (int, float)) \
+            else Tensor(labels, None, dev)
+    if labels.dtype.kind not in "iu":
+        raise DTypeError(f"op {op_type!r} takes integer class labels, got dtype {labels.dtype}")
+    if labels.shape != logits.shape[:-1]:
+        raise ShapeError(f"op {op_type!r} needs labels of shape {logits.shape[:-1]} for logits of shape "
+                         f"{logits.shape}, got {labels.shape}")
+    data = labels._data
+    classes = logits.shape[-1]
+    if data.size:
+        bad = (data < 0) | (data >= classes)
+        if bad.any():
+            value = int(data[bad].ravel()[0])
+            raise IndexOutOfRangeError(
+                f"op {op_type!r} got label {value}, outside [0, {classes}) for logits of shape {logits.shape}")
+    if data.dtype != np.int64:
+        labels = Tensor._wrap(data.astype(np.int64), dev)
+    return labels
+
+
+def softmax_cross_entropy(logits, labels, reduction="mean"):
+    """Cross-entropy of ``softmax(logits)`` against integer class ``labels``.
+
+    ``logits`` has shape (..., C); ``labels`` (a tensor, NumPy array or list of
+    ints in [0, C)) has shape (...). The per-example loss is
+    ``logsumexp(logits) - logits[label]``; ``reduction`` is ``"mean"``,
+    ``"sum"`` or ``"none"`` (per-example losses).
+
+    Example:
+        >>> import gpugrad as gg
+        >>> logits = gg.tensor([[2.0, 0.0], [0.0, 0.0]])
+        >>> losses = gg.softmax_cross_entropy(logits, [0, 1], reduction="none")
+        >>> [round(v, 4) for v in losses.numpy().tolist()]
+        [0.1269, 0.6931]
+        >>> round(gg.softmax_cross_entropy(logits, [0, 1]).item(), 4)
+        0.41
+    """
+    _check_reduction(reduction, "softmax_cross_entropy")
+    logits = unary(logits)
+    if logits.ndim == 0:
+        raise ShapeError("op 'SoftmaxCrossEntropy' needs logits of shape (..., classes), got a scalar")
+    labels = _label_tensor(labels, logits, "SoftmaxCrossEntropy")
+    dev = logits._device
+    xp = dev.xp
+    shifted = logits._data - logits._data.max(axis=-1, keepdims=True)
+    log_probs = shifted - xp.log(xp.exp(shifted).sum(axis=-1, keepdims=True))
+    picked = xp.take_along_axis(log_probs, labels._data[..., None], axis=-1)
+    probs = emit("Softmax", xp.exp(log_probs), dev, (logits,), {"axes": (logits.ndim - 1,)})
+    losses = emit("SoftmaxCrossEntropy", -picked[..., 0], dev, (logits, labels, probs))
+    return _reduce(losses, reduction)
+
+
+@RegisterGradient("SoftmaxCrossEntropy")
+def _softmax_cross_entropy_grad(op, dy):
+    _, labels, probs = op.inputs
+    return softmax_cross_entropy_grad(probs, labels, dy), None, None
+
+
+def _softmax_cross_entropy_grad_cpu(probs, labels, dy):
+    dx = np.multiply(probs, dy[..., None], order="C")
+    rows = dx.reshape(-1, probs.shape[-1])  # a view of the fresh C-ordered dx
+    rows[np.arange(rows.shape[0]), labels.reshape(-1)] -= dy.reshape(-1)
+    return dx
+
+
+def softmax_cross_entropy_grad(probs, labels, dy):
+    """Fused gradient of softmax_cross_entropy: ``(probs - onehot(labels)) * dy[..., None]``.
+
+    ``probs`` (..., C) are the softmax probabilities, ``labels`` int64 (...),
+    ``dy`` (...) the upstream gradient of each example's loss.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> g = gg.ops.softmax_cross_entropy_grad(gg.tensor([[0.25, 0.75]]), gg.tensor([1]), gg.tensor([2.0]))
+        >>> g.numpy().tolist()
+        [[0.5, -0.5]]
+    """
+    dev = same_device((probs, labels, dy), "SoftmaxCrossEntropyGrad")
+    if dev is CPU:
+        data = _softmax_cross_entropy_grad_cpu(probs._data, labels._data, dy._data)
+    else:  # the kernel reads probs by flat index and labels, dy by row
+        xp = dev.xp
+        data = dev.backend.fused("softmax_cross_entropy_grad", xp.ascontiguousarray(probs._data),
+                                 xp.ascontiguousarray(labels._data), xp.ascontiguousarray(dy._data),
+                                 C=probs.shape[-1])
+    return emit("SoftmaxCrossEntropyGrad", data, dev, (probs, labels, dy))
+
+
+@RegisterGradient("SoftmaxCrossEntropyGrad")
+def _softmax_cross_entropy_grad_grad(op, g):
+    # out = (probs - onehot) * dy:  d/dprobs = g * dy,  d/ddy = sum_c g * (probs - onehot)
+    probs, labels, dy = op.inputs
+    need_probs, _, need_dy = op.needs_grad
+    grad_probs = multiply(g, reshape(dy, dy.shape + (1,))) if need_probs else None
+    grad_dy = None
+    if need_dy:
+        xp = probs._device.xp
+        onehot = (xp.arange(probs.shape[-1]) == labels._data[..., None]).astype(probs.dtype)
+        grad_dy = sum(multiply(g, subtract(probs, onehot)), axis=-1)
+    return grad_probs, None, grad_dy
+
+
+# ---------------------------------------------------------------- sigmoid_cross_entropy, mse
+
+
+def sigmoid_cross_entropy(logits, targets, reduction="mean"):
+    """Binary cross-entropy of ``sigmoid(logits)`` against ``targets`` in [0, 1], elementwise.
+
+    Computed as ``max(x, 0) - x * z + log1p(exp(-|x|))``, finite for any
+    logit. ``targets`` broadcast against ``logits`` and get a gradient too.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> losses = gg.sigmoid_cross_entropy(gg.tensor([0.0, 100.0]), [1.0, 1.0], reduction="none")
+        >>> [round(v, 4) for v in losses.numpy().tolist()]
+        [0.6931, 0.0]
+    """
+    _check_reduction(reduction, "sigmoid_cross_entropy")
+    x, z = binary(logits, targets, "SigmoidCrossEntropy")
+    xp = x._device.xp
+    xd = x._data
+    try:
+        out = xp.maximum(xd, 0) - xd * z._data + xp.log1p(xp.exp(-xp.abs(xd)))
+    except ValueError:
+        raise ShapeError(f"op 'SigmoidCrossEntropy' cannot broadcast logits of shape {x.shape} "
+                         f"with targets of shape {z.shape}") from None
+    return _reduce(emit("SigmoidCrossEntropy", out, x._device, (x, z)), reduction)
+
+
+@RegisterGradient("SigmoidCrossEntropy")
+def _sigmoid_cross_entropy_grad(op, dy):
+    # d/dx = sigmoid(x) - z,  d/dz = -x
+    x, z = op.inputs
+    need_x, need_z = op.needs_grad
+    return (multiply(dy, sigmoid(x) - z) if need_x else None), (-multiply(dy, x) if need_z else None)
+
+
+def mse(pred, target, reduction="mean"):
+    """Mean squared error: ``(pred - target) ** 2``, reduced by ``reduction``.
+
+    Composed of subtract, square and mean, so it needs no gradient of its own.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.mse(gg.tensor([1.0, 2.0]), gg.tensor([0.0, 0.0])).item()
+        2.5
+    """
+    _check_reduction(reduction, "mse")
+    return _reduce(square(subtract(pred, target)), reduction)
+
+
+TENSOR_METHODS = {"softmax": softmax, "log_softmax": log_softmax}

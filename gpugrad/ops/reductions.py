@@ -8,6 +8,8 @@ does the spreading.
 """
 import builtins
 
+import numpy as np
+
 from ..errors import ShapeError
 from ..registry import NotDifferentiable, RegisterGradient
 from .arithmetic import multiply, where
@@ -276,7 +278,8 @@ def logsumexp(x, axis=None, keepdims=False):
     except ValueError:
         raise _empty_error("LogSumExp", x, axes) from None
     shift = xp.where(xp.isfinite(shift), shift, 0)  # a group of all -inf stays -inf, not NaN
-    out = xp.log(xp.exp(a - shift).sum(axis=axes, keepdims=True)) + shift
+    with np.errstate(divide="ignore"):  # log(0) = -inf is the answer there, not a fault
+        out = xp.log(xp.exp(a - shift).sum(axis=axes, keepdims=True)) + shift
     if not keepdims:
         out = out.reshape([n for i, n in enumerate(a.shape) if i not in axes])
     return emit("LogSumExp", out, x._device, (x,), {"axes": axes})
