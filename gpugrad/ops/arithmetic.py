@@ -4,10 +4,13 @@ Each op is its forward function and, right below it, its registered gradient.
 Rules return one gradient per input at the broadcast output's shape; the tape
 sums each back to its input's shape.
 """
-from ..registry import NotDifferentiable, RegisterGradient
-from .base import binary, broadcast_error, emit, fused, same_device, unary
+import numpy as np
 
-__all__ = ['add', 'subtract', 'negative', 'multiply', 'divide', 'div_grad', 'power', 'abs', 'sign', 'maximum', 'minimum', 'where', 'clip']
+from ..registry import NotDifferentiable, RegisterGradient
+from .base import ONE, binary, broadcast_error, emit, emit_many, fused, hot_grad, same_device, unary
+
+__all__ = ['add', 'subtract', 'negative', 'multiply', 'divide', 'div_grad', 'power', 'pow_grad', 'abs', 'abs_grad',
+           'sign', 'maximum', 'maximum_grad', 'minimum', 'minimum_grad', 'where', 'clip', 'clip_grad']
 
 
 # ---------------------------------------------------------------- add, subtract
@@ -173,15 +176,56 @@ def power(x, y):
 
 @RegisterGradient("Pow")
 def _pow_grad(op, dy):
-    # d(x^y)/dx = y x^(y-1);  d(x^y)/dy = x^y log(x), taken as 0 where x == 0
     x, y = op.inputs
     need_x, need_y = op.needs_grad
-    gx = multiply(dy, y * power(x, y - 1.0)) if need_x else None
-    gy = None
-    if need_y:
-        safe_x = where(x._data > 0, x, 1.0)
-        gy = multiply(dy, where(x._data > 0, op.outputs[0] * log(safe_x), 0.0))
+    gx, gy = pow_grad(x, y, dy)
+    return (gx if need_x else None), (gy if need_y else None)
+
+
+def _pow_grad_cpu(x, y, dy):
+    # d(x^y)/dx = y x^(y-1);  d(x^y)/dy = x^y log(x), taken as 0 where x <= 0
+    gx = dy * (y * np.power(x, y - ONE[y.dtype]))
+    positive = x > 0
+    safe_x = np.where(positive, x, ONE[x.dtype])
+    gy = np.where(positive, dy * (np.power(safe_x, y) * np.log(safe_x)), dy.dtype.type(0))
     return gx, gy
+
+
+def pow_grad(x, y, dy):
+    """The fused gradient of x ** y: ``(dy y x**(y-1), dy x**y log(x))`` in one pass.
+
+    The second part is 0 where x <= 0, where x ** y has no derivative in y.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gx, gy = gg.ops.pow_grad(gg.tensor(2.0), gg.tensor(3.0), gg.tensor(1.0))
+        >>> gx.item(), round(gy.item(), 4)
+        (12.0, 5.5452)
+    """
+    dev = same_device((x, y, dy), "PowGrad")
+    gx, gy = fused("pow_grad", _pow_grad_cpu, dev, x._data, y._data, dy._data)
+    return emit_many("PowGrad", (gx, gy), dev, (x, y, dy))
+
+
+@RegisterGradient("PowGrad")
+def _pow_grad_grad(op, ggx, ggy):
+    # gx = dy y x^(y-1), gy = dy x^y L with L = log(x) (0 where x <= 0). Partials:
+    #   dgx/dx = dy y (y-1) x^(y-2)      dgx/dy = dgy/dx = dy x^(y-1) (1 + y L)
+    #   dgy/dy = dy x^y L^2              dgx/ddy = y x^(y-1),  dgy/ddy = x^y L
+    x, y, dy = op.inputs
+    need_x, need_y, need_dy = op.needs_grad
+    positive = x._data > 0
+    log_x = log(where(positive, x, 1.0))
+    x_pow_y_1 = power(x, y - 1.0)
+    mixed = where(positive, dy * x_pow_y_1 * (1.0 + y * log_x), 0.0) if need_x or need_y else None
+    grad_x = grad_y = grad_dy = None
+    if need_x:
+        grad_x = ggx * (dy * y * (y - 1.0) * power(x, y - 2.0)) + ggy * mixed
+    if need_y:
+        grad_y = ggx * mixed + ggy * (dy * power(x, y) * square(log_x))
+    if need_dy:
+        grad_dy = ggx * (y * x_pow_y_1) + ggy * (power(x, y) * log_x)
+    return grad_x, grad_y, grad_dy
 
 
 # ---------------------------------------------------------------- abs, sign
@@ -201,7 +245,28 @@ def abs(x):  # noqa: A001 - NumPy's name
 
 @RegisterGradient("Abs")
 def _abs_grad(op, dy):
-    return (multiply(dy, sign(op.inputs[0])),)
+    return (abs_grad(op.inputs[0], dy),)
+
+
+def _abs_grad_cpu(x, dy):
+    return dy * np.sign(x)
+
+
+def abs_grad(x, dy):
+    """Fused gradient of abs: ``dy * sign(x)`` (0 at x == 0).
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.ops.abs_grad(gg.tensor([-2.0, 0.0, 3.0]), gg.tensor([1.0, 1.0, 1.0])).numpy().tolist()
+        [-1.0, 0.0, 1.0]
+    """
+    return hot_grad("AbsGrad", "abs_grad", _abs_grad_cpu, x, dy)
+
+
+@RegisterGradient("AbsGrad")
+def _abs_grad_grad(op, g):
+    x, _ = op.inputs
+    return None, abs_grad(x, g)  # sign(x) is piecewise constant
 
 
 def sign(x):
@@ -239,9 +304,33 @@ def maximum(x, y):
 
 @RegisterGradient("Maximum")
 def _maximum_grad(op, dy):
-    x, y = op.inputs
-    x_wins = x._data >= y._data
-    return where(x_wins, dy, 0.0), where(x_wins, 0.0, dy)
+    return maximum_grad(*op.inputs, dy)
+
+
+def _maximum_grad_cpu(x, y, dy):
+    x_wins = x >= y
+    zero = dy.dtype.type(0)
+    return np.where(x_wins, dy, zero), np.where(x_wins, zero, dy)
+
+
+def maximum_grad(x, y, dy):
+    """Fused gradient of maximum: dy goes to the larger of x and y (to x at a tie), 0 to the other.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gx, gy = gg.ops.maximum_grad(gg.tensor([1.0, 5.0]), gg.tensor([3.0, 3.0]), gg.tensor([1.0, 1.0]))
+        >>> gx.numpy().tolist(), gy.numpy().tolist()
+        ([0.0, 1.0], [1.0, 0.0])
+    """
+    dev = same_device((x, y, dy), "MaximumGrad")
+    gx, gy = fused("maximum_grad", _maximum_grad_cpu, dev, x._data, y._data, dy._data)
+    return emit_many("MaximumGrad", (gx, gy), dev, (x, y, dy))
+
+
+@RegisterGradient("MaximumGrad")
+def _maximum_grad_grad(op, ggx, ggy):
+    x, y, _ = op.inputs
+    return None, None, where(x._data >= y._data, ggx, ggy)  # a selection: linear in dy only
 
 
 def minimum(x, y):
@@ -261,9 +350,33 @@ def minimum(x, y):
 
 @RegisterGradient("Minimum")
 def _minimum_grad(op, dy):
-    x, y = op.inputs
-    x_wins = x._data <= y._data
-    return where(x_wins, dy, 0.0), where(x_wins, 0.0, dy)
+    return minimum_grad(*op.inputs, dy)
+
+
+def _minimum_grad_cpu(x, y, dy):
+    x_wins = x <= y
+    zero = dy.dtype.type(0)
+    return np.where(x_wins, dy, zero), np.where(x_wins, zero, dy)
+
+
+def minimum_grad(x, y, dy):
+    """Fused gradient of minimum: dy goes to the smaller of x and y (to x at a tie), 0 to the other.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gx, gy = gg.ops.minimum_grad(gg.tensor([1.0, 5.0]), gg.tensor([3.0, 3.0]), gg.tensor([1.0, 1.0]))
+        >>> gx.numpy().tolist(), gy.numpy().tolist()
+        ([1.0, 0.0], [0.0, 1.0])
+    """
+    dev = same_device((x, y, dy), "MinimumGrad")
+    gx, gy = fused("minimum_grad", _minimum_grad_cpu, dev, x._data, y._data, dy._data)
+    return emit_many("MinimumGrad", (gx, gy), dev, (x, y, dy))
+
+
+@RegisterGradient("MinimumGrad")
+def _minimum_grad_grad(op, ggx, ggy):
+    x, y, _ = op.inputs
+    return None, None, where(x._data <= y._data, ggx, ggy)
 
 
 def where(cond, x, y):
@@ -309,11 +422,34 @@ def clip(x, lo, hi):
 
 @RegisterGradient("Clip")
 def _clip_grad(op, dy):
-    x = op.inputs[0]._data
-    inside = (x >= op.attrs["lo"]) & (x <= op.attrs["hi"])
-    return (where(inside, dy, 0.0),)
+    return (clip_grad(op.inputs[0], dy, op.attrs["lo"], op.attrs["hi"]),)
+
+
+def _clip_grad_cpu(x, dy, lo, hi):
+    return np.where((x >= lo) & (x <= hi), dy, dy.dtype.type(0))
+
+
+def clip_grad(x, dy, lo, hi):
+    """Fused gradient of clip: ``dy`` where lo <= x <= hi, else 0.
+
+    ``lo`` and ``hi`` are numbers, or arrays/tensors that broadcast against x.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.ops.clip_grad(gg.tensor([-1.0, 0.5, 2.0]), gg.tensor([1.0, 1.0, 1.0]), 0.0, 1.0).numpy().tolist()
+        [0.0, 1.0, 0.0]
+    """
+    lo = lo._data if hasattr(lo, "_data") else lo
+    hi = hi._data if hasattr(hi, "_data") else hi
+    return hot_grad("ClipGrad", "clip_grad", _clip_grad_cpu, x, dy, {"lo": lo, "hi": hi})
+
+
+@RegisterGradient("ClipGrad")
+def _clip_grad_grad(op, g):
+    x, _ = op.inputs
+    return None, clip_grad(x, g, op.attrs["lo"], op.attrs["hi"])
 
 
 TENSOR_METHODS = {"abs": abs, "clip": clip}
 
-from .math import log, reciprocal  # noqa: E402 - rules above use them; math imports this module
+from .math import log, reciprocal, square  # noqa: E402 - rules above use them; math imports this module

@@ -20,6 +20,25 @@ def distinct_pair(rng):
     return [x, x + gap]
 
 
+def distinct_pair_and_dy(rng):
+    return distinct_pair(rng) + [rng.uniform(-1, 1, size=S)]
+
+
+def both_outputs(fused_grad):
+    """A function of the fused two-output gradient that depends on both outputs."""
+    def fn(*xs):
+        gx, gy = fused_grad(*xs)
+        return gx * 2.0 + gy
+
+    return fn
+
+
+def away_from_clip_bounds(rng):
+    """x away from the bounds -1 and 1 of clip, and an upstream gradient."""
+    x = rng.choice([-1.5, -0.5, 0.3, 0.8, 1.7], size=S) + rng.uniform(-0.1, 0.1, S)
+    return [x, rng.uniform(-1, 1, size=S)]
+
+
 SPECS = [
     # arithmetic (with broadcasting)
     OpSpec("Add", gg.add, [S, (4,)]),
@@ -70,4 +89,13 @@ SPECS = [
     OpSpec("EluGrad", ops.elu_grad, [S, S], away_from_zero=0.1),
     OpSpec("Softplus", gg.softplus, [S], low=-5, high=5),
     OpSpec("SoftplusGrad", ops.softplus_grad, [S, S]),
+    # fused gradients of the arithmetic ops
+    OpSpec("AbsGrad", ops.abs_grad, [S, S], away_from_zero=0.1),
+    OpSpec("PowGrad", both_outputs(ops.pow_grad), [S, S, S],
+           draw=lambda rng: [rng.uniform(0.5, 2, S), rng.uniform(0.5, 2, S), rng.uniform(-1, 1, S)]),
+    OpSpec("PowGrad", lambda x, dy: ops.pow_grad(x, gg.tensor(3.0, dtype=x.dtype, device=x.device), dy)[0], [S, S],
+           label="scalar_exponent"),
+    OpSpec("MaximumGrad", both_outputs(ops.maximum_grad), [S, S, S], draw=distinct_pair_and_dy),
+    OpSpec("MinimumGrad", both_outputs(ops.minimum_grad), [S, S, S], draw=distinct_pair_and_dy),
+    OpSpec("ClipGrad", lambda x, dy: ops.clip_grad(x, dy, -1.0, 1.0), [S, S], draw=away_from_clip_bounds),
 ]

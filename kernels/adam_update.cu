@@ -1,0 +1,35 @@
+// gpugrad-kernel: adam_update
+// One in-place Adam step (the Keras form), L2 weight decay folded into the gradient:
+//   g = grad + weight_decay param;  m += (1 - beta1) (g - m);  v += (1 - beta2) (g^2 - v);
+//   param -= step_size m / (sqrt(v) + eps),
+// with step_size = lr sqrt(1 - beta2^t) / (1 - beta1^t) computed on the host for step t.
+// in_params:  T grad, float64 step_size, float64 beta1, float64 beta2, float64 eps, float64 weight_decay
+// out_params: T param, T m, T v
+// operation:  adam_update(param, m, v, grad, step_size, beta1, beta2, eps, weight_decay)
+// params:     step_size beta1 beta2 eps weight_decay
+// dtypes:     T=float16,float32,float64
+#ifndef GPUGRAD_ACC
+#define GPUGRAD_ACC
+// gpugrad_acc<T>::type is the type a kernel computes in: float for float16 and
+// float32 storage (float16 is converted once on load and rounded once on store),
+// double for float64.
+template <typename T> struct gpugrad_acc { typedef float type; };
+template <> struct gpugrad_acc<double> { typedef double type; };
+#endif
+
+template <typename T>
+__device__ __forceinline__ void adam_update(T& param, T& m, T& v, T grad, double step_size_,
+                                            double beta1_, double beta2_, double eps_,
+                                            double weight_decay_) {
+    typedef typename gpugrad_acc<T>::type A;
+    const A step_size = A(step_size_), eps = A(eps_), weight_decay = A(weight_decay_);
+    const A one_minus_beta1 = A(1.0 - beta1_), one_minus_beta2 = A(1.0 - beta2_);
+    const A p = param;
+    const A g = A(grad) + weight_decay * p;
+    A m_ = m, v_ = v;
+    m_ += one_minus_beta1 * (g - m_);
+    v_ += one_minus_beta2 * (g * g - v_);
+    m = T(m_);
+    v = T(v_);
+    param = T(p - step_size * m_ / (sqrt(v_) + eps));
+}

@@ -1,0 +1,23 @@
+// gpugrad-kernel: minimum_grad
+// Gradient of minimum(x, y): the smaller input takes dy, the other 0; at a tie x takes it.
+// in_params:  T x, T y, T dy
+// out_params: T gx, T gy
+// operation:  minimum_grad(x, y, dy, gx, gy)
+// dtypes:     T=float16,float32,float64
+#ifndef GPUGRAD_ACC
+#define GPUGRAD_ACC
+// gpugrad_acc<T>::type is the type a kernel computes in: float for float16 and
+// float32 storage (float16 is converted once on load and rounded once on store),
+// double for float64.
+template <typename T> struct gpugrad_acc { typedef float type; };
+template <> struct gpugrad_acc<double> { typedef double type; };
+#endif
+
+template <typename T>
+__device__ __forceinline__ void minimum_grad(T x_, T y_, T dy, T& gx, T& gy) {
+    typedef typename gpugrad_acc<T>::type A;
+    const bool x_wins = A(x_) <= A(y_);
+    const T zero = T(A(0));
+    gx = x_wins ? dy : zero;
+    gy = x_wins ? zero : dy;
+}

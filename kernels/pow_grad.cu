@@ -1,0 +1,23 @@
+// gpugrad-kernel: pow_grad
+// Gradient of x ** y, both parts in one pass: gx = dy y x^(y-1); gy = dy x^y log(x)
+// where x > 0, else 0 (x^y is not differentiable in y there).
+// in_params:  T x, T y, T dy
+// out_params: T gx, T gy
+// operation:  pow_grad(x, y, dy, gx, gy)
+// dtypes:     T=float16,float32,float64
+#ifndef GPUGRAD_ACC
+#define GPUGRAD_ACC
+// gpugrad_acc<T>::type is the type a kernel computes in: float for float16 and
+// float32 storage (float16 is converted once on load and rounded once on store),
+// double for float64.
+template <typename T> struct gpugrad_acc { typedef float type; };
+template <> struct gpugrad_acc<double> { typedef double type; };
+#endif
+
+template <typename T>
+__device__ __forceinline__ void pow_grad(T x_, T y_, T dy_, T& gx, T& gy) {
+    typedef typename gpugrad_acc<T>::type A;
+    const A x = x_, y = y_, dy = dy_;
+    gx = T(dy * (y * pow(x, y - A(1))));
+    gy = T(x > A(0) ? dy * (pow(x, y) * log(x)) : A(0));
+}

@@ -1,0 +1,21 @@
+// gpugrad-kernel: rsqrt_grad
+// Gradient of rsqrt from its output y = x^(-1/2): dx = -dy y^3 / 2.
+// in_params:  T y, T dy
+// out_params: T dx
+// operation:  dx = rsqrt_grad(y, dy)
+// dtypes:     T=float16,float32,float64
+#ifndef GPUGRAD_ACC
+#define GPUGRAD_ACC
+// gpugrad_acc<T>::type is the type a kernel computes in: float for float16 and
+// float32 storage (float16 is converted once on load and rounded once on store),
+// double for float64.
+template <typename T> struct gpugrad_acc { typedef float type; };
+template <> struct gpugrad_acc<double> { typedef double type; };
+#endif
+
+template <typename T>
+__device__ __forceinline__ T rsqrt_grad(T y_, T dy_) {
+    typedef typename gpugrad_acc<T>::type A;
+    const A y = y_, dy = dy_;
+    return T((dy * A(-0.5)) * (y * y * y));
+}
