@@ -7,6 +7,7 @@ sums each back to its input's shape.
 import numpy as np
 
 from ..registry import NotDifferentiable, RegisterGradient
+from ..tensor import Tensor
 from .base import ONE, binary, broadcast_error, emit, emit_many, fused, hot_grad, same_device, unary
 
 __all__ = ['add', 'subtract', 'negative', 'multiply', 'divide', 'div_grad', 'power', 'pow_grad', 'abs', 'abs_grad',
@@ -24,7 +25,8 @@ def add(x, y):
         >>> gg.add(gg.tensor([1.0, 2.0]), 1.0).numpy().tolist()
         [2.0, 3.0]
     """
-    x, y = binary(x, y, "Add")
+    if x.__class__ is not Tensor or y.__class__ is not Tensor or x._device is not y._device:
+        x, y = binary(x, y, "Add")
     try:
         return emit("Add", x._data + y._data, x._device, (x, y))
     except ValueError:
@@ -44,7 +46,8 @@ def subtract(x, y):
         >>> gg.subtract(3.0, gg.tensor([1.0])).numpy().tolist()
         [2.0]
     """
-    x, y = binary(x, y, "Sub")
+    if x.__class__ is not Tensor or y.__class__ is not Tensor or x._device is not y._device:
+        x, y = binary(x, y, "Sub")
     try:
         return emit("Sub", x._data - y._data, x._device, (x, y))
     except ValueError:
@@ -84,7 +87,8 @@ def multiply(x, y):
         >>> gg.multiply(gg.tensor([1.0, 2.0]), gg.tensor([3.0, 4.0])).numpy().tolist()
         [3.0, 8.0]
     """
-    x, y = binary(x, y, "Mul")
+    if x.__class__ is not Tensor or y.__class__ is not Tensor or x._device is not y._device:
+        x, y = binary(x, y, "Mul")
     try:
         return emit("Mul", x._data * y._data, x._device, (x, y))
     except ValueError:
@@ -106,7 +110,8 @@ def divide(x, y):
         >>> gg.divide(gg.tensor([1.0, 3.0]), 2.0).numpy().tolist()
         [0.5, 1.5]
     """
-    x, y = binary(x, y, "Div")
+    if x.__class__ is not Tensor or y.__class__ is not Tensor or x._device is not y._device:
+        x, y = binary(x, y, "Div")
     try:
         return emit("Div", x._data / y._data, x._device, (x, y))
     except ValueError:
