@@ -111,12 +111,10 @@ def _label_tensor(labels, logits, op_type):
                          f"{logits.shape}, got {labels.shape}")
     data = labels._data
     classes = logits.shape[-1]
-    if data.size:
-        bad = (data < 0) | (data >= classes)
-        if bad.any():
-            value = int(data[bad].ravel()[0])
-            raise IndexOutOfRangeError(
-                f"op {op_type!r} got label {value}, outside [0, {classes}) for logits of shape {logits.shape}")
+    if data.size and (data.min() < 0 or data.max() >= classes):
+        value = int(data[(data < 0) | (data >= classes)].ravel()[0])
+        raise IndexOutOfRangeError(
+            f"op {op_type!r} got label {value}, outside [0, {classes}) for logits of shape {logits.shape}")
     if data.dtype != np.int64:
         labels = Tensor._wrap(data.astype(np.int64), dev)
     return labels
@@ -146,11 +144,16 @@ def softmax_cross_entropy(logits, labels, reduction="mean"):
     labels = _label_tensor(labels, logits, "SoftmaxCrossEntropy")
     dev = logits._device
     xp = dev.xp
+    classes = logits.shape[-1]
     shifted = logits._data - logits._data.max(axis=-1, keepdims=True)
-    log_probs = shifted - xp.log(xp.exp(shifted).sum(axis=-1, keepdims=True))
-    picked = xp.take_along_axis(log_probs, labels._data[..., None], axis=-1)
-    probs = emit("Softmax", xp.exp(log_probs), dev, (logits,), {"axes": (logits.ndim - 1,)})
-    losses = emit("SoftmaxCrossEntropy", -picked[..., 0], dev, (logits, labels, probs))
+    e = xp.exp(shifted)
+    total = e.sum(axis=-1, keepdims=True)
+    # loss = log(sum(exp(shifted))) - shifted[label], the label's entry found by flat index
+    rows = labels._data.size
+    flat_index = labels._data.reshape(-1) + xp.arange(0, rows * classes, classes)
+    picked = shifted.reshape(-1)[flat_index].reshape(labels.shape)
+    probs = emit("Softmax", e / total, dev, (logits,), {"axes": (logits.ndim - 1,)})
+    losses = emit("SoftmaxCrossEntropy", xp.log(total[..., 0]) - picked, dev, (logits, labels, probs))
     return _reduce(losses, reduction)
 
 

@@ -58,10 +58,12 @@ _HIGH_WORD = np.uint64(0xFFFFFFFF00000000)
 
 
 def _poly(coefficients, t):
-    """sum_k c_k t^k by Horner's rule."""
-    r = coefficients[-1]
-    for c in coefficients[-2::-1]:
-        r = r * t + c
+    """sum_k c_k t^k by Horner's rule, in place in one fresh array."""
+    r = t * coefficients[-1]
+    r += coefficients[-2]
+    for c in coefficients[-3::-1]:
+        r *= t
+        r += c
     return r
 
 
@@ -89,11 +91,6 @@ def _tail(a):
     return np.exp(-hi * hi - 0.5625) * np.exp((hi - a) * (hi + a) + r / q) / a
 
 
-def _regions(x):
-    a = np.abs(x)
-    return a, a < 0.84375, (a >= 0.84375) & (a < 1.25), (a >= 1.25) & (a < 28.0)
-
-
 def erf_numpy(x):
     """erf of a float64 NumPy array, within one ulp (fdlibm's method).
 
@@ -102,13 +99,15 @@ def erf_numpy(x):
         >>> float(erf_numpy(np.array([0.5]))[0])
         0.5204998778130465
     """
-    x = np.ascontiguousarray(x, dtype=np.float64)
-    a, small, middle, tail = _regions(x)
-    out = np.where(np.isnan(x), x, np.copysign(1.0, x))  # erf = +-1 to double precision from |x| >= 6
-    t = x[small]
-    out[small] = t + _small(t)
-    out[middle] = np.copysign(_ERX + _middle(a[middle]), x[middle])
-    out[tail] = np.copysign(1.0 - _tail(a[tail]), x[tail])
+    x = np.asarray(x, dtype=np.float64)
+    a = np.abs(x)
+    with np.errstate(over="ignore", invalid="ignore"):  # the discarded branches may overflow
+        out = x + _small(x)  # right for |x| < 0.84375, and NaN stays NaN
+        big = a >= 0.84375
+        if big.any():
+            ab = a[big]
+            values = np.where(ab < 1.25, _ERX + _middle(ab), 1.0 - _tail(np.minimum(ab, 28.0)))
+            out[big] = np.copysign(values, x[big])  # erf(28) is 1 to double precision, as is all beyond
     return out
 
 
@@ -120,16 +119,18 @@ def erfc_numpy(x):
         >>> f"{erfc_numpy(np.array([10.0]))[0]:.12e}"
         '2.088487583763e-45'
     """
-    x = np.ascontiguousarray(x, dtype=np.float64)
-    a, small, middle, tail = _regions(x)
-    out = np.where(np.isnan(x), x, np.where(x > 0, 0.0, 2.0))  # the limits past |x| = 28
-    t = x[small]
-    e = _small(t)
-    out[small] = np.where(t < 0.25, 1.0 - (t + e), 0.5 - (e + (t - 0.5)))
-    m = _middle(a[middle])
-    out[middle] = np.where(x[middle] > 0, (1.0 - _ERX) - m, 1.0 + (_ERX + m))
-    c = _tail(a[tail])
-    out[tail] = np.where(x[tail] > 0, c, 2.0 - c)
+    x = np.asarray(x, dtype=np.float64)
+    a = np.abs(x)
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = _small(x)
+        out = np.where(x < 0.25, 1.0 - (x + e), 0.5 - (e + (x - 0.5)))  # |x| < 0.84375
+        big = a >= 0.84375
+        if big.any():
+            ab, positive = a[big], x[big] > 0
+            m = _middle(ab)
+            c = _tail(np.minimum(ab, 28.0))  # erfc(28) is 0 to double precision, as is all beyond
+            out[big] = np.where(ab < 1.25, np.where(positive, (1.0 - _ERX) - m, 1.0 + (_ERX + m)),
+                                np.where(positive, c, 2.0 - c))
     return out
 
 
@@ -154,6 +155,7 @@ def _normal_cdf_array(device, a):
         return _on_cpu(lambda v: 0.5 * erfc_numpy(v * -_SQRT_HALF), a)
     from cupyx.scipy.special import erfc as cupy_erfc
 
+    a = a.astype(float_dtype_of(a), copy=False)
     return 0.5 * cupy_erfc(a * a.dtype.type(-_SQRT_HALF))
 
 
