@@ -75,7 +75,7 @@ def emit(op_type, data, device, inputs, attrs=None):
                 if rec is None:
                     rec = (op_type, inputs, (out,), attrs, None, _versions(inputs) if has_variable else None)
                 tape._ops.append(rec)
-                watched[id(out)] = out
+                watched[id(out)] = None  # the record keeps `out` alive; no second reference
     return out
 
 
@@ -107,7 +107,7 @@ def record(outputs, inputs, op_type, attrs, backward_fn):
             rec = (op_type, inputs, outputs, attrs, backward_fn, _versions(inputs) if has_variable else None)
         tape._ops.append(rec)
         for o in outputs:
-            watched[id(o)] = o
+            watched[id(o)] = None
     return rec
 
 

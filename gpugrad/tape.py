@@ -45,7 +45,7 @@ class GradientTape:
 
     def _reset_records(self):
         self._ops = []
-        self._watched = {}  # id(tensor) -> tensor, for every tensor the tape follows
+        self._watched = {}  # id -> the tensor for explicit watches, None for op outputs (their record holds them)
         self._variables = {}  # id(variable) -> variable, in watch order
 
     # --- recording ----------------------------------------------------------
@@ -150,8 +150,7 @@ class GradientTape:
             if not isinstance(s, Tensor):
                 raise TypeError(f"gradient() sources must be tensors or variables, not {type(s).__name__}")
         seeds = self._seed_gradients(targets, output_gradients)
-        watched = self._watched
-        source_ids = {id(s) for s in flat_sources if id(s) in watched}  # an unwatched source gets None
+        source_ids = {id(s) for s in flat_sources if id(s) in self._watched}  # unwatched: None
         records = self._ops
         if not self._persistent:
             self._stop()  # as in TensorFlow, a used non-persistent tape records no more
