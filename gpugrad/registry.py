@@ -8,6 +8,7 @@ gpugrad ops, so an outer tape records them and higher orders come for free.
 from .errors import GradientError, LookupGradientError
 
 rules = {}  # op type -> gradient rule
+rules_reading_outputs = set()  # op types whose rule mentions `outputs`: the sweep keeps them for it
 _not_differentiable = set()
 
 
@@ -35,9 +36,24 @@ def RegisterGradient(op_type):  # noqa: N802 - TensorFlow's spelling
         if op_type in rules or op_type in _not_differentiable:
             raise GradientError(f"a gradient for op type {op_type!r} is already registered")
         rules[op_type] = fn
+        if _mentions(getattr(fn, "__code__", None), "outputs"):
+            rules_reading_outputs.add(op_type)
         return fn
 
     return register
+
+
+def _mentions(code, name):
+    """Whether ``code`` (or code nested in it) names attribute or variable ``name``.
+
+    A rule that never mentions ``outputs`` lets the backward sweep free the op's
+    outputs before the rule runs, so its result can reuse their memory.
+    """
+    if code is None:
+        return True  # a callable object: assume it reads everything
+    if name in code.co_names or name in code.co_varnames:
+        return True
+    return any(_mentions(c, name) for c in code.co_consts if hasattr(c, "co_names"))
 
 
 def NotDifferentiable(op_type):  # noqa: N802

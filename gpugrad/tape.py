@@ -222,7 +222,7 @@ def _backward(records, seeds, source_ids, release=False):
     if release:
         records.clear()
     grads = dict(seeds)
-    rules = registry.rules
+    rules, reading_outputs = registry.rules, registry.rules_reading_outputs
     op = Op(None, reached)  # one view, refilled for each record
     while on_path:
         rec = on_path.pop()
@@ -249,7 +249,10 @@ def _backward(records, seeds, source_ids, release=False):
             rule = rules.get(op_type)
             if rule is None and gradient_rule(op_type) is None:
                 continue  # declared not differentiable
-            op.type, op.inputs, op.outputs, op.attrs = op_type, inputs, outputs, attrs
+            # outputs no rule reads are freed now, so the rule's result can take their memory
+            op.type, op.inputs, op.attrs = op_type, inputs, attrs
+            op.outputs = outputs if op_type in reading_outputs else None
+            rec = outputs = None
             in_grads = rule(op, *out_grads)
         if len(in_grads) != len(inputs):
             raise GradientError(
@@ -264,6 +267,7 @@ def _backward(records, seeds, source_ids, release=False):
                 g = _unbroadcast(g, t, op_type)
             prev = grads.get(id(t))
             grads[id(t)] = g if prev is None else add(prev, g)
+        t = g = prev = dy = out_grads = in_grads = None  # hold nothing into the next op
     return grads
 
 
