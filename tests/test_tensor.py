@@ -310,3 +310,18 @@ def test_ops_on_variables_give_tensors():
     assert type(y) is gg.Tensor
     v.assign([5.0, 5.0])
     np.testing.assert_array_equal(y.numpy(), [2.0, 4.0])
+
+
+def test_views_of_a_variable_do_not_change_when_it_is_assigned():
+    v = gg.Variable([1.0, 2.0, 3.0])
+    views = [v[0:2], v[::-1], gg.reshape(v, (3, 1)), v.T, gg.broadcast_to(v, (3,)),
+             gg.expand_dims(v, 0), gg.split(v, 3)[1]]
+    before = [t.numpy().copy() for t in views]
+    v.assign([9.0, 9.0, 9.0])
+    for t, old in zip(views, before):
+        np.testing.assert_array_equal(t.numpy(), old)
+
+
+def test_views_of_a_tensor_stay_views():
+    x = gg.tensor([1.0, 2.0, 3.0])
+    assert np.shares_memory(gg.reshape(x, (3, 1)).data, x.data)

@@ -10,7 +10,7 @@ import numpy as np
 from ..backend import CPU
 from ..errors import DeviceError, ShapeError
 from ..recorder import emit, emit_many  # noqa: F401 - re-exported for op modules
-from ..tensor import Tensor, as_tensor
+from ..tensor import Tensor, Variable, as_tensor
 
 _scalar_tensors = {}  # (value, dtype, device) -> 0-d Tensor, for Python numbers in ops
 _host_scalars = {}  # (value, dtype) -> 0-d NumPy array, for CPU gradient formulas
@@ -77,6 +77,20 @@ def binary(x, y, op_type):
             f"op {op_type!r} got tensors on two devices, {x.device!r} and {y.device!r}; "
             f"move one with .to(device)")
     return x, y
+
+
+def unaliased(x, data):
+    """``data``, or a copy of it when it is a view of variable ``x``.
+
+    View ops (reshape, transpose, slicing, ...) return views; a view of a
+    Variable would change when the variable is assigned, so it is copied,
+    as reading a TensorFlow variable does. Views of tensors are safe.
+    """
+    if x.__class__ is Tensor or not isinstance(x, Variable):
+        return data
+    if data is x._data or data.base is not None:
+        return data.copy()
+    return data
 
 
 def same_device(tensors, op_type):

@@ -16,7 +16,7 @@ from ..backend import CPU
 from ..errors import DeviceError, DTypeError, IndexOutOfRangeError
 from ..registry import RegisterGradient
 from ..tensor import Tensor
-from .base import emit, unary
+from .base import emit, unary, unaliased
 from .shape import normalize_axis_index, reshape
 
 __all__ = ['getitem', 'getitem_grad', 'take', 'gather']
@@ -160,7 +160,7 @@ def _getitem(x, key, accumulate):
         data = x._data[key]
     except IndexError as exc:
         raise _range_error("GetItem", x.shape, f"{exc}; the key was {_describe(key)}") from None
-    return emit("GetItem", data, x._device, (x,), {"key": key, "accumulate": accumulate})
+    return emit("GetItem", unaliased(x, data), x._device, (x,), {"key": key, "accumulate": accumulate})
 
 
 def _describe(key):

@@ -8,7 +8,7 @@ import numpy as np
 from ..errors import DTypeError, ShapeError
 from ..registry import RegisterGradient
 from ..tensor import Tensor
-from .base import emit, emit_many, same_device, unary
+from .base import emit, emit_many, same_device, unary, unaliased
 
 __all__ = ['reshape', 'broadcast_to', 'sum_to', 'transpose', 'expand_dims', 'squeeze', 'concat', 'stack',
            'split', 'pad']
@@ -30,7 +30,7 @@ def reshape(x, shape):
         out = x._data.reshape(shape)
     except ValueError:
         raise ShapeError(f"op 'Reshape' cannot reshape shape {x.shape} (size {x.size}) to {tuple(shape)}") from None
-    return emit("Reshape", out, x._device, (x,))
+    return emit("Reshape", unaliased(x, out), x._device, (x,))
 
 
 @RegisterGradient("Reshape")
@@ -49,12 +49,12 @@ def broadcast_to(x, shape):
     x = unary(x)
     shape = tuple(shape)
     if x.shape == shape:
-        return emit("BroadcastTo", x._data, x._device, (x,))
+        return emit("BroadcastTo", unaliased(x, x._data), x._device, (x,))
     try:
         out = x._device.xp.broadcast_to(x._data, shape)
     except ValueError:
         raise ShapeError(f"op 'BroadcastTo' cannot broadcast shape {x.shape} to {shape}") from None
-    return emit("BroadcastTo", out, x._device, (x,))
+    return emit("BroadcastTo", unaliased(x, out), x._device, (x,))
 
 
 @RegisterGradient("BroadcastTo")
@@ -135,14 +135,14 @@ def transpose(x, axes=None):
     if axes is None:
         ndim = x._data.ndim
         axes = _REVERSED[ndim] if ndim < 8 else tuple(range(ndim - 1, -1, -1))
-        return emit("Transpose", x._data.transpose(axes), x._device, (x,), {"axes": axes})
+        return emit("Transpose", unaliased(x, x._data.transpose(axes)), x._device, (x,), {"axes": axes})
     axes = tuple(axes)
     try:
         data = x._data.transpose(axes)  # validates the permutation
     except (ValueError, IndexError, TypeError):
         raise ShapeError(f"op 'Transpose': axes {axes} are not a permutation of the {x.ndim} axes "
                          f"of shape {x.shape}") from None
-    return emit("Transpose", data, x._device, (x,), {"axes": axes})
+    return emit("Transpose", unaliased(x, data), x._device, (x,), {"axes": axes})
 
 
 _REVERSED = [tuple(range(n - 1, -1, -1)) for n in range(8)]
@@ -181,7 +181,7 @@ def expand_dims(x, axis):
         raise ShapeError(f"op 'ExpandDims': repeated axis in {tuple(axes)} for shape {x.shape}")
     rest = iter(x.shape)
     shape = tuple(1 if i in new else next(rest) for i in range(ndim))
-    return emit("Reshape", x._data.reshape(shape), x._device, (x,))
+    return emit("Reshape", unaliased(x, x._data.reshape(shape)), x._device, (x,))
 
 
 def squeeze(x, axis=None):
@@ -208,7 +208,7 @@ def squeeze(x, axis=None):
                 raise ShapeError(
                     f"op 'Squeeze' cannot squeeze axis {a} of shape {shape}: its length is {shape[a]}, not 1")
     new = tuple(n for i, n in enumerate(shape) if i not in drop)
-    return emit("Reshape", x._data.reshape(new), x._device, (x,))
+    return emit("Reshape", unaliased(x, x._data.reshape(new)), x._device, (x,))
 
 
 # ---------------------------------------------------------------- concat, stack, split
@@ -306,7 +306,7 @@ def split(x, num_or_sizes, axis=0):
     for n in sizes:
         datas.append(data[lead + (slice(start, start + n),)])
         start += n
-    return emit_many("Split", datas, x._device, (x,), {"axis": axis})
+    return emit_many("Split", [unaliased(x, d) for d in datas], x._device, (x,), {"axis": axis})
 
 
 @RegisterGradient("Split")
