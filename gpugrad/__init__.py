@@ -15,7 +15,7 @@ __version__ = "0.1.0"
 from .errors import (DeviceError, DeviceUnavailableError, DTypeError, GpugradError,  # noqa: E402
                      GradientError, LookupGradientError, ShapeError)
 from .backend import cuda_available, default_device, device, devices, get_device  # noqa: E402
-from .tensor import Tensor, Variable, tensor  # noqa: E402
+from .tensor import Tensor, Variable, from_dlpack, tensor  # noqa: E402
 from .registry import NotDifferentiable, RegisterGradient, registered_ops  # noqa: E402
 from . import ops  # noqa: E402
 from .ops import *  # noqa: E402,F401,F403

@@ -121,8 +121,9 @@ class Tensor:
         dev = get_device(device)
         if dev is self._device:
             return self
-        host = self._device.backend.to_numpy(self._data)
-        return Tensor._wrap(dev.backend.asarray(host, None, dev.index), dev)
+        same_kind = dev.backend is self._device.backend  # GPU to GPU: copied device to device
+        data = self._data if same_kind else self._device.backend.to_numpy(self._data)
+        return Tensor._wrap(dev.backend.asarray(data, None, dev.index), dev)
 
     def __array__(self, dtype=None, copy=None):
         if self._device is not CPU:
@@ -248,6 +249,27 @@ def tensor(data, dtype=None, device=None):
         (dtype('float32'), dtype('int64'))
     """
     return Tensor(data, dtype, device)
+
+
+def from_dlpack(obj):
+    """A tensor sharing memory with ``obj``, any DLPack producer (NumPy, CuPy, PyTorch, JAX), no copy.
+
+    A producer on GPU N gives a tensor on ``"cuda:N"``; one on the host, a CPU tensor.
+
+    Example:
+        >>> import numpy as np, gpugrad as gg
+        >>> a = np.arange(3.0)
+        >>> t = gg.from_dlpack(a)
+        >>> t.device, np.shares_memory(t.numpy(), a)
+        ('cpu', True)
+    """
+    kind, index = obj.__dlpack_device__()
+    if kind == 1:  # kDLCPU
+        return Tensor._wrap(np.from_dlpack(obj), CPU)
+    if kind not in (2, 13):  # kDLCUDA, kDLCUDAManaged
+        raise DeviceError(f"from_dlpack: DLPack device type {kind} is neither the CPU nor a CUDA GPU")
+    dev = get_device(f"cuda:{index}")
+    return Tensor._wrap(dev.backend.from_dlpack(obj, index), dev)
 
 
 def as_tensor(value, like=None):

@@ -166,7 +166,10 @@ def device(spec):
     if stack is None:
         stack = _local.stack = []
     stack.append(dev)
+    previous = dev.backend.use_device(dev.index) if dev is not CPU else None  # CuPy's current GPU follows
     try:
         yield dev
     finally:
         stack.pop()
+        if previous is not None and previous != dev.index:
+            dev.backend.use_device(previous)

@@ -1,8 +1,19 @@
-"""The GPU backend: CuPy arrays on NVIDIA devices.
+"""The GPU backend: CuPy arrays on NVIDIA devices, and the fused kernels of ``kernels/``.
 
 Imported only when a CUDA device is asked for or the default device is chosen,
-so ``import gpugrad`` never pays for importing CuPy.
+so ``import gpugrad`` never pays for importing CuPy. A fused kernel is built
+once per (kernel, dtype, device) by :meth:`CupyBackend.kernel`, the one cached
+constructor: a ``cupy.ElementwiseKernel`` whose preamble is the kernel file
+and whose signature is the one declared in it (see ``kernel_source``).
 """
+import operator
+
+from . import kernel_source
+
+# Params a kernel needs that its callers need not pass: derived from the arrays.
+_DERIVED_PARAMS = {
+    "softmax_cross_entropy_grad": lambda arrays: {"C": arrays[0].shape[-1]},
+}
 
 
 def unavailable_reason():
@@ -32,6 +43,25 @@ def unavailable_reason():
     return "no CUDA device is visible"
 
 
+class _Fused:
+    """One built kernel: the ElementwiseKernel and how to lay out a call's arguments."""
+
+    __slots__ = ("kernel", "source", "n_arrays", "n_outputs", "slots", "raw", "keyword_dtypes")
+
+    def __init__(self, kernel, source, dtype):
+        self.kernel = kernel
+        self.source = source
+        self.n_arrays = len(source.array_inputs)
+        self.n_outputs = len(source.outputs)
+        # slots[i]: the array position for in_param i, or its keyword name
+        arrays = iter(range(self.n_arrays))
+        self.slots = tuple(p.name if p.name in source.keyword_params else next(arrays) for p in source.inputs)
+        self.raw = tuple(i for i, p in enumerate(source.array_inputs) if p.raw)
+        # keyword params typed by a placeholder may be arrays: they take the kernel's dtype
+        self.keyword_dtypes = {p.name: dtype for p in source.inputs
+                               if p.name in source.keyword_params and p.placeholder}
+
+
 class CupyBackend:
     """Owns CuPy as the array module of the ``"cuda:N"`` devices."""
 
@@ -43,20 +73,118 @@ class CupyBackend:
         self.xp = cupy
         self.array_type = cupy.ndarray
         self._count = cupy.cuda.runtime.getDeviceCount()
+        self._get_device = cupy.cuda.runtime.getDevice
+        self._device_index = operator.attrgetter("device.id")  # the GPU an array lives on
+        self._kernels = {}
 
     def device_names(self):
         return [f"cuda:{i}" for i in range(self._count)]
 
+    # --- arrays ---------------------------------------------------------------
     def asarray(self, data, dtype=None, index=0):
-        with self.xp.cuda.Device(index):
-            return self.xp.asarray(data, dtype=dtype)
+        """A CuPy array of ``data`` on device ``index``: a host array is copied there,
+        a CuPy array on another GPU is copied device to device, one already there is kept."""
+        cupy = self.xp
+        with cupy.cuda.Device(index):
+            if isinstance(data, cupy.ndarray) and self._device_index(data) != index:
+                out = cupy.empty(data.shape, data.dtype)
+                src = cupy.ascontiguousarray(data)
+                if src.nbytes:
+                    out.data.copy_from_device(src.data, src.nbytes)
+                data = out
+            return cupy.asarray(data, dtype=dtype)
 
     def to_numpy(self, array):
         return self.xp.asnumpy(array)
 
+    def from_dlpack(self, obj, index):
+        """A CuPy array sharing memory with DLPack producer ``obj`` (on device ``index``)."""
+        with self.xp.cuda.Device(index):
+            return self.xp.from_dlpack(obj)
+
     def use_device(self, index):
-        """Make device ``index`` CuPy's current device."""
-        self.xp.cuda.Device(index).use()
+        """Make device ``index`` CuPy's current device; returns the one current before."""
+        previous = self._get_device()
+        if previous != index:
+            self.xp.cuda.Device(index).use()
+        return previous
+
+    # --- fused kernels --------------------------------------------------------
+    def kernel(self, kernel_name, dtype, device_index):
+        """The fused kernel ``kernels/<kernel_name>.cu`` for ``dtype`` on a device: built once, cached.
+
+        Raises DTypeError for a dtype the kernel file does not declare.
+        """
+        key = (kernel_name, dtype, device_index)
+        fused = self._kernels.get(key)
+        if fused is None:
+            from ..errors import DTypeError
+
+            source = kernel_source.load(kernel_name)
+            floats = dict(source.dtypes).get("T", ())
+            if dtype.name not in floats:
+                raise DTypeError(f"fused kernel {kernel_name!r} takes {', '.join(floats)}, not {dtype}")
+            fused = self._kernels[key] = _Fused(source.elementwise_kernel(self.xp), source, dtype)
+        return fused
+
+    def fused(self, kernel_name, *arrays, **params):
+        """Run fused kernel ``kernel_name`` on CuPy arrays; returns its output array(s).
+
+        ``arrays`` are the kernel's array inputs in declared order, optionally
+        followed by its outputs (updated in place, as the optimizer updates
+        are); ``params`` are its keyword params (scalars such as ``alpha``).
+        The kernel runs on the first array's device.
+        """
+        first = arrays[0]
+        index = self._device_index(first)
+        fused = self._kernels.get((kernel_name, first.dtype, index))
+        if fused is None:
+            fused = self.kernel(kernel_name, first.dtype, index)
+        n = fused.n_arrays
+        if len(arrays) != n and len(arrays) != n + fused.n_outputs:
+            raise TypeError(f"fused kernel {kernel_name!r} takes {n} arrays, or {n + fused.n_outputs} "
+                            f"with its outputs; got {len(arrays)}")
+        if fused.raw:  # raw arrays are read by flat index: contiguous and 1-D
+            arrays = list(arrays)
+            for i in fused.raw:
+                arrays[i] = self.xp.ascontiguousarray(arrays[i]).reshape(-1)
+        if params or fused.source.keyword_params:
+            args = self._arguments(fused, kernel_name, arrays, params)
+        else:
+            args = arrays
+        if index != self._get_device():
+            with self.xp.cuda.Device(index):
+                return fused.kernel(*args)
+        return fused.kernel(*args)
+
+    def _arguments(self, fused, kernel_name, arrays, params):
+        """The positional arguments of a call: arrays and keyword params in declared order."""
+        derive = _DERIVED_PARAMS.get(kernel_name)
+        if derive is not None:
+            params = {**derive(arrays), **params}
+        missing = [s for s in fused.slots if s.__class__ is str and s not in params]
+        unknown = set(params) - set(fused.source.keyword_params)
+        if missing or unknown:
+            raise TypeError(f"fused kernel {kernel_name!r} takes params {list(fused.source.keyword_params)}; "
+                            f"missing {missing}, unknown {sorted(unknown)}")
+        args = []
+        for slot in fused.slots:
+            if slot.__class__ is int:
+                args.append(arrays[slot])
+                continue
+            value = params[slot]
+            if hasattr(value, "_data"):  # a gpugrad Tensor
+                value = value._data
+            dtype = fused.keyword_dtypes.get(slot)
+            if hasattr(value, "shape") and value.shape != () and dtype is not None:
+                value = self.xp.asarray(value, dtype=dtype)  # an array bound broadcasts
+            elif hasattr(value, "item") and not isinstance(value, self.xp.ndarray):
+                value = value.item()  # a NumPy scalar or 0-d array
+            elif isinstance(value, self.xp.ndarray) and value.shape == () and dtype is not None:
+                value = value.astype(dtype, copy=False)
+            args.append(value)
+        args.extend(arrays[fused.n_arrays:])
+        return args
 
     def describe(self):
         cupy = self.xp

@@ -84,6 +84,15 @@ class KernelSource:
         """The in_params given positionally (arrays), in order."""
         return tuple(p for p in self.inputs if p.name not in self.keyword_params)
 
+    def elementwise_kernel(self, cupy):
+        """The ``cupy.ElementwiseKernel`` this file declares (construction compiles nothing).
+
+        The GPU backend and the NVRTC check both build kernels here, so the
+        check compiles exactly what the backend runs.
+        """
+        return cupy.ElementwiseKernel(self.in_params, self.out_params, self.operation,
+                                      name=self.kernel_name, preamble=self.source)
+
     def bindings(self):
         """Every dtype assignment the kernel is used with: a list of ``{placeholder: np.dtype}``.
 

@@ -1,0 +1,405 @@
+"""The fused CUDA kernels in kernels/, checked without a GPU.
+
+- every file parses, has a case, ships in the wheel;
+- every kernel compiles through CuPy's own code generation and NVRTC for sm_90,
+  for every dtype it is used with, in a process of its own (needs the
+  ``kernelcheck`` extra; skipped with a reason when CuPy is absent);
+- every kernel's math, built with the host C++ compiler, matches the NumPy CPU
+  path of the same op;
+- the CuPy backend's dispatch runs every fused op correctly on a stand-in GPU
+  device whose "kernels" are those host builds.
+Each check is shown to fail on a deliberately broken kernel.
+"""
+import contextlib
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import types
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gpugrad as gg
+from gpugrad.backend import Device, cupy_backend, kernel_source
+from gpugrad.kernelcheck import cases, host, nvrtc
+
+ROOT = Path(__file__).resolve().parent.parent
+KERNELS = kernel_source.names()
+HAVE_CUPY = importlib.util.find_spec("cupy") is not None
+NO_CUPY = "CuPy is not installed: pip install -e '.[kernelcheck]' (cupy-cuda13x, NVRTC, CUDA headers; no GPU needed)"
+NO_CXX = "no host C++ compiler (g++ or $CXX) to build the kernels' math for the host"
+
+# The fused kernels issue 3 asks for; each must exist as kernels/<name>.cu.
+REQUIRED = ["log_grad", "square_grad", "exp_grad", "sqrt_grad", "rsqrt_grad", "reciprocal_grad", "div_grad",
+            "pow_grad", "sigmoid_grad", "tanh_grad", "relu_grad", "leaky_relu_grad", "elu_grad", "softplus_grad",
+            "gelu_grad", "abs_grad", "maximum_grad", "minimum_grad", "clip_grad", "softmax_cross_entropy_grad",
+            "sgd_momentum_update", "adam_update"]
+
+
+def broken_copy(tmp_path, name, old, new):
+    """A kernels folder holding only ``name``, with ``old`` replaced by ``new`` in its source."""
+    text = (kernel_source.kernels_dir() / f"{name}.cu").read_text()
+    assert old in text
+    folder = tmp_path / "kernels"
+    folder.mkdir()
+    (folder / f"{name}.cu").write_text(text.replace(old, new))
+    return folder
+
+
+# ---------------------------------------------------------------- the files
+
+
+def test_every_required_kernel_has_a_file_and_a_case():
+    assert sorted(set(REQUIRED) - set(KERNELS)) == []
+    assert sorted(set(KERNELS) - set(cases.CASES)) == [], "kernels with no case in gpugrad/kernelcheck/cases.py"
+    assert sorted(set(cases.CASES) - set(KERNELS)) == [], "cases with no kernel file"
+
+
+@pytest.mark.parametrize("name", KERNELS)
+def test_kernel_file_declares_its_signature(name):
+    k = kernel_source.load(name)
+    assert k.path == kernel_source.kernels_dir() / f"{name}.cu"
+    assert re.search(rf"__device__[^;{{]*\b{name}\s*\(", k.source), "no __device__ function named after the file"
+    assert f"{name}(" in k.operation, "the operation must call the kernel's __device__ function"
+    assert k.bindings() and all("T" in b for b in k.bindings())
+    assert {"float32", "float64"} <= {b["T"].name for b in k.bindings()}
+
+
+def test_the_loader_rejects_a_bad_header(tmp_path):
+    (tmp_path / "oops.cu").write_text("// gpugrad-kernel: oops\n// in_params: T x\n__device__ int f();\n")
+    with pytest.raises(kernel_source.KernelSourceError, match="out_params, operation, dtypes"):
+        kernel_source.load("oops", tmp_path)
+    (tmp_path / "named.cu").write_text("// gpugrad-kernel: other\n")
+    with pytest.raises(kernel_source.KernelSourceError, match="declares kernel 'other'"):
+        kernel_source.load("named", tmp_path)
+    (tmp_path / "typo.cu").write_text("// gpugrad-kernel: typo\n// in_params: T x\n// out_params: U y\n"
+                                      "// operation: y = x\n// dtypes: T=float32\n")
+    with pytest.raises(kernel_source.KernelSourceError, match="'U' of 'y' has no dtypes"):
+        kernel_source.load("typo", tmp_path)
+
+
+def test_wheel_ships_every_kernel_and_every_subpackage(tmp_path):
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "gpugrad", src / "gpugrad", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "kernels", src / "kernels")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                           "-w", str(tmp_path / "dist"), str(src)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    (wheel,) = (tmp_path / "dist").glob("gpugrad-*.whl")
+    listed = zipfile.ZipFile(wheel).namelist()
+    shipped = sorted(n.split("/")[-1] for n in listed if n.startswith("gpugrad/kernels/") and n.endswith(".cu"))
+    assert shipped == sorted(f"{n}.cu" for n in KERNELS)
+    packages = sorted(str(p.parent.relative_to(ROOT)) for p in (ROOT / "gpugrad").rglob("__init__.py"))
+    missing = [p for p in packages if f"{p}/__init__.py" not in listed]
+    assert not missing, f"subpackages missing from the wheel (add them to [tool.setuptools] packages): {missing}"
+
+
+def test_installed_layout_is_found_first(tmp_path, monkeypatch):
+    """In a wheel the kernels sit in gpugrad/kernels/; the loader looks there before ../kernels."""
+    fake_package = tmp_path / "gpugrad"
+    (fake_package / "kernels").mkdir(parents=True)
+    shutil.copy(ROOT / "kernels" / "tanh_grad.cu", fake_package / "kernels")
+    monkeypatch.setattr(kernel_source, "_PACKAGE_DIR", fake_package)
+    assert kernel_source.kernels_dir() == fake_package / "kernels"
+    assert kernel_source.names() == ["tanh_grad"]
+
+
+# ---------------------------------------------------------------- NVRTC, for sm_90, as CuPy compiles
+
+
+@pytest.fixture(scope="session")
+def nvrtc_results():
+    if not HAVE_CUPY:
+        pytest.skip(NO_CUPY)
+    code, results, stderr = nvrtc.run_in_subprocess(timeout=900)
+    assert results, f"the NVRTC check produced nothing (exit {code}):\n{stderr}"
+    return results
+
+
+@pytest.mark.parametrize("name", KERNELS)
+def test_kernel_compiles_with_nvrtc_for_sm90(nvrtc_results, name):
+    mine = [r for r in nvrtc_results if r["kernel"] == name]
+    failures = [f"[{r['dtypes']} {r['layout']}]\n{r['error']}" for r in mine if not r["ok"]]
+    assert not failures, "\n\n".join(failures)
+    k = kernel_source.load(name)
+    compiled = {r["dtypes"] for r in mine if r["layout"] == "contiguous"}
+    declared = {",".join(f"{l}={d.name}" for l, d in b.items()) for b in k.bindings()}
+    assert compiled == declared, "every declared dtype must be compiled"
+    assert {"standalone", "contiguous", "strided"} <= {r["layout"] for r in mine}
+
+
+@pytest.mark.skipif(not HAVE_CUPY, reason=NO_CUPY)
+def test_a_broken_kernel_fails_the_nvrtc_check_with_the_compilers_message(tmp_path):
+    folder = broken_copy(tmp_path, "tanh_grad", "return T(dy * (A(1) - y * y));", "return T(dy * (A(1) - xx));")
+    code, results, stderr = nvrtc.run_in_subprocess(folder, ["tanh_grad"], jobs=1)
+    assert code == 1, stderr
+    assert results and not any(r["ok"] for r in results)
+    assert all('identifier "xx" is undefined' in r["error"] for r in results), results[0]["error"]
+
+
+@pytest.mark.skipif(not HAVE_CUPY, reason=NO_CUPY)
+def test_generated_source_is_cupys_elementwise_kernel():
+    code = subprocess.run(
+        [sys.executable, "-c", "from gpugrad.backend import kernel_source as ks; from gpugrad.kernelcheck import nvrtc;"
+         "k = ks.load('leaky_relu_grad'); b = k.bindings()[1];"
+         "print(nvrtc.generated_source(k, b, dict(nvrtc.LAYOUTS)['contiguous'])[0])"],
+        capture_output=True, text=True, cwd=ROOT, timeout=120, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert code.returncode == 0, code.stderr
+    text = code.stdout
+    assert 'extern "C" __global__ void gpugrad_leaky_relu_grad(' in text
+    assert "typedef float T;" in text and "const double alpha" in text
+    assert "dx = leaky_relu_grad(x, dy, alpha);" in text
+    assert "__device__ __forceinline__ T leaky_relu_grad(" in text  # the file is the preamble
+
+
+def test_cubin_architecture_is_read_from_the_elf_header():
+    header = bytearray(64)
+    header[8] = 8
+    header[48:52] = (0x06005A04).to_bytes(4, "little")  # what NVRTC 13.5 writes for sm_90
+    assert nvrtc.cubin_sm(bytes(header)) == 90
+
+
+# ---------------------------------------------------------------- the math, on the host
+
+
+@pytest.fixture(scope="session")
+def host_workdir(tmp_path_factory):
+    if host.compiler() is None:
+        pytest.skip(NO_CXX)
+    return tmp_path_factory.mktemp("host-kernels")
+
+
+@pytest.mark.parametrize("name", KERNELS)
+def test_kernel_math_matches_the_cpu_path(host_workdir, name):
+    results = host.check_kernel(name, n=4096, workdir=host_workdir)
+    assert len(results) == len(kernel_source.load(name).bindings())
+    failures = [f"[{r['dtypes']}] {r['error']}" for r in results if not r["ok"]]
+    assert not failures, "\n".join(failures)
+
+
+def test_sgd_nesterov_matches_its_reference(host_workdir):
+    kernel = host.build_named("sgd_momentum_update", workdir=host_workdir)
+    case = cases.CASES["sgd_momentum_update"]
+    for dtype in (np.float32, np.float64):
+        arrays, params = case.draw(np, np.random.RandomState(3), 1000, dtype)
+        params["nesterov"] = True
+        got = kernel(*[a.copy() for a in arrays], **params)
+        want = case.reference(arrays, params)
+        assert cases.compare(case, got, want, arrays, params, dtype)["ok"]
+        assert not np.array_equal(got[0], cases.CASES["sgd_momentum_update"].reference(
+            arrays, dict(params, nesterov=False))[0])
+
+
+def test_a_wrong_formula_fails_the_host_check(host_workdir, tmp_path):
+    folder = broken_copy(tmp_path, "tanh_grad", "return T(dy * (A(1) - y * y));", "return T(dy * (A(1) + y * y));")
+    results = host.check_kernel("tanh_grad", folder, workdir=host_workdir)
+    assert results and not any(r["ok"] for r in results)
+    assert "ulps" in results[0]["error"]
+
+
+def test_a_last_bit_difference_fails_an_exact_kernel(host_workdir, tmp_path):
+    # dy (1 - y^2) computed as dy - dy y^2 differs in the last bits only: an exact kernel must still fail
+    folder = broken_copy(tmp_path, "tanh_grad", "return T(dy * (A(1) - y * y));", "return T(dy - dy * y * y);")
+    results = {r["dtypes"]: r for r in host.check_kernel("tanh_grad", folder, workdir=host_workdir)}
+    assert not results["T=float32"]["ok"] and not results["T=float64"]["ok"]
+
+
+def test_a_host_compile_error_is_reported(host_workdir, tmp_path):
+    folder = broken_copy(tmp_path, "tanh_grad", "return T(dy * (A(1) - y * y));", "return T(dy * (A(1) - xx));")
+    (result,) = host.check_kernel("tanh_grad", folder, workdir=host_workdir)
+    assert not result["ok"] and "xx" in result["error"] and "tanh_grad.cu" in result["error"]
+
+
+@pytest.mark.parametrize("name", KERNELS)
+def test_unfused_expression_is_the_same_math(name):
+    """The unfused chains that benchmark G1 times against the kernels compute the same values."""
+    case = cases.CASES[name]
+    arrays, params = case.draw(np, np.random.RandomState(1), 2048, np.float64)
+    want = case.reference(arrays, params)
+    with np.errstate(all="ignore"):
+        got = case.unfused(np, [a.copy() for a in arrays], params)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+
+
+def test_ulp_distance():
+    one = np.float32(1)
+    up = np.nextafter(one, np.float32(2))
+    a = np.array([one, -0.0, np.nan], np.float32)
+    assert cases.ulp_distance(a, np.array([up, 0.0, np.nan], np.float32)).tolist() == [1, 0, 0]
+    assert cases.ulp_distance(np.array([np.nan]), np.array([1.0]))[0] == np.inf
+    tiny = np.finfo(np.float64).smallest_subnormal
+    assert cases.ulp_distance(np.array([-tiny]), np.array([tiny]))[0] == 2
+
+
+# ---------------------------------------------------------------- the CuPy backend, on a stand-in GPU
+
+
+class HostElementwiseKernel:
+    """Stands in for ``cupy.ElementwiseKernel``: same constructor and call, the host build inside."""
+
+    built = []
+
+    def __init__(self, in_params, out_params, operation, name, preamble):
+        source = kernel_source.parse(preamble, name[len("gpugrad_"):])
+        assert (in_params, out_params, operation) == (source.in_params, source.out_params, source.operation)
+        self.source = source
+        self.host = host.build(source, HostElementwiseKernel.workdir)
+        HostElementwiseKernel.built.append(source.name)
+
+    def __call__(self, *args):
+        k = self.source
+        assert len(args) in (len(k.inputs), len(k.inputs) + len(k.outputs)), "wrong argument count"
+        inputs = dict(zip([p.name for p in k.inputs], args))
+        for p in k.inputs:
+            value = inputs[p.name]
+            if p.name in k.keyword_params:
+                assert np.ndim(value) == 0 and not isinstance(value, np.ndarray), f"{p.name} must be a scalar"
+            else:
+                assert isinstance(value, np.ndarray), f"{p.name} must be an array"
+                if p.raw:
+                    assert value.ndim == 1 and value.flags.c_contiguous, "raw arrays are passed flat"
+        arrays = [inputs[p.name] for p in k.array_inputs]
+        params = {name: inputs[name] for name in k.keyword_params}
+        out = self.host(*arrays, *args[len(k.inputs):], **params)
+        return out[0] if len(out) == 1 else out
+
+
+@pytest.fixture(scope="module")
+def stand_in_gpu(host_workdir):
+    """A Device named cuda:0 whose backend is the real CupyBackend over NumPy and host-built kernels."""
+    fake = types.ModuleType("fake_cupy")
+    fake.__getattr__ = lambda name: getattr(np, name)
+    fake.ElementwiseKernel = HostElementwiseKernel
+    fake.cuda = types.SimpleNamespace(Device=lambda index: contextlib.nullcontext())
+    fake.asnumpy = np.asarray
+    HostElementwiseKernel.workdir = host_workdir
+    backend = object.__new__(cupy_backend.CupyBackend)
+    backend.xp, backend.array_type, backend._count = fake, np.ndarray, 1
+    backend._get_device = lambda: 0
+    backend._device_index = lambda array: 0
+    backend._kernels = {}
+    return Device("cuda:0", backend, 0)
+
+
+OP_CASES = [n for n in KERNELS if isinstance(cases.CASES[n].reference, cases.OpReference)]
+
+
+@pytest.mark.parametrize("name", OP_CASES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fused_op_dispatches_to_its_kernel(stand_in_gpu, name, dtype):
+    """gpugrad's op on the stand-in GPU goes through CupyBackend.fused to the kernel and agrees with the CPU."""
+    case = cases.CASES[name]
+    arrays, params = case.draw(np, np.random.RandomState(2), 1024, dtype)
+    got = case.reference.on(stand_in_gpu, arrays, params)
+    assert (name, np.dtype(dtype), 0) in stand_in_gpu.backend._kernels, "the op did not run the fused kernel"
+    want = case.reference(arrays, params)
+    report = cases.compare(case, got, want, arrays, params, dtype)
+    assert report["ok"], report["worst"]
+    built = list(HostElementwiseKernel.built)
+    case.reference.on(stand_in_gpu, arrays, params)
+    assert HostElementwiseKernel.built == built, "the kernel must be built once per (kernel, dtype, device)"
+
+
+@pytest.mark.parametrize("name", ["sgd_momentum_update", "adam_update"])
+def test_update_kernels_run_in_place_through_the_backend(stand_in_gpu, name):
+    case = cases.CASES[name]
+    arrays, params = case.draw(np, np.random.RandomState(4), 512, np.float32)
+    want = case.reference(arrays, params)
+    inputs = [a.copy() for a in arrays]
+    n_in = len(kernel_source.load(name).array_inputs)
+    out = stand_in_gpu.backend.fused(name, *inputs, **params)
+    for o, target, w in zip(out, inputs[n_in:], want):
+        assert o is target  # updated in place, returned
+        np.testing.assert_array_equal(o, w)
+
+
+def test_backend_reports_bad_calls(stand_in_gpu):
+    backend = stand_in_gpu.backend
+    x = np.ones(3, np.float32)
+    with pytest.raises(TypeError, match="takes 2 arrays"):
+        backend.fused("tanh_grad", x)
+    with pytest.raises(TypeError, match="missing \\['alpha'\\]"):
+        backend.fused("leaky_relu_grad", x, x)
+    with pytest.raises(TypeError, match="unknown \\['beta'\\]"):
+        backend.fused("leaky_relu_grad", x, x, alpha=0.1, beta=2)
+    with pytest.raises(gg.DTypeError, match="takes float16, float32, float64, not int64"):
+        backend.fused("tanh_grad", np.ones(3, np.int64), np.ones(3, np.int64))
+
+
+def test_keyword_params_become_scalars_or_arrays_of_the_kernels_dtype(stand_in_gpu):
+    backend = stand_in_gpu.backend
+    x, dy = np.array([-2.0, 0.0, 2.0], np.float32), np.ones(3, np.float32)
+    fused = backend.kernel("clip_grad", x.dtype, 0)
+    calls, real = [], fused.kernel
+    fused.kernel = lambda *args: calls.append(args)
+    try:
+        backend.fused("clip_grad", x, dy, lo=np.float64(-1.0), hi=np.array([1.0, 2.0, 3.0]))
+        backend.fused("clip_grad", x, dy, lo=gg.tensor(np.array([0.0, 0.0, 0.0])), hi=2)
+    finally:
+        fused.kernel = real
+    (_, _, lo, hi), (_, _, lo2, hi2) = calls
+    assert type(lo) is float and lo == -1.0  # a NumPy scalar goes as a Python scalar
+    assert hi.dtype == np.float32 and hi.tolist() == [1.0, 2.0, 3.0]  # an array bound broadcasts, in x's dtype
+    assert lo2.dtype == np.float32 and hi2 == 2
+    assert backend.fused("clip_grad", x, dy, lo=-1.0, hi=1.0).tolist() == [0.0, 1.0, 0.0]
+
+
+def test_softmax_cross_entropy_grad_derives_the_class_count(stand_in_gpu):
+    probs = np.full((2, 4), 0.25, np.float32)
+    out = stand_in_gpu.backend.fused("softmax_cross_entropy_grad", probs, np.array([1, 3]), np.ones(2, np.float32))
+    assert out.tolist() == [[0.25, -0.75, 0.25, 0.25], [0.25, 0.25, 0.25, -0.75]]
+
+
+def test_gradient_through_fused_ops_on_the_stand_in_gpu(stand_in_gpu):
+    x = gg.tensor(np.array([0.5, -1.5, 2.0]), device=stand_in_gpu)
+    with gg.GradientTape() as tape:
+        tape.watch(x)
+        y = gg.sum(gg.tanh(x) * gg.abs(x))
+    g = tape.gradient(y, x)
+    assert g.device == "cuda:0"
+    t = np.tanh(x.numpy())
+    np.testing.assert_allclose(g.numpy(), (1 - t * t) * np.abs(x.numpy()) + t * np.sign(x.numpy()), rtol=1e-12)
+
+
+# ---------------------------------------------------------------- CuPy installed, no GPU
+
+
+@pytest.mark.skipif(not HAVE_CUPY, reason=NO_CUPY)
+@pytest.mark.skipif(gg.cuda_available(), reason="this machine has a usable GPU; the check is for machines without")
+def test_cupy_without_a_gpu_imports_cleanly_and_says_why():
+    code = ("import gpugrad as gg\n"
+            "assert gg.devices() == ['cpu'], gg.devices()\n"
+            "try:\n    gg.tensor([1.0], device='cuda')\nexcept gg.DeviceUnavailableError as e:\n    print(e)\n"
+            "else:\n    raise SystemExit('no error for cuda')\n")
+    proc = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    assert "no CUDA device can be used" in proc.stdout and ("driver" in proc.stdout or "device" in proc.stdout)
+
+
+def test_from_dlpack_shares_host_memory():
+    a = np.arange(6.0).reshape(2, 3)
+    t = gg.from_dlpack(a)
+    assert t.device == "cpu" and t.shape == (2, 3) and np.shares_memory(t.numpy(), a)
+    back = np.from_dlpack(t)
+    assert np.shares_memory(back, a)
+    assert gg.from_dlpack(gg.tensor([1.0, 2.0])).numpy().tolist() == [1.0, 2.0]
+
+
+def test_from_dlpack_of_an_unknown_device_is_an_error():
+    class Producer:
+        def __dlpack_device__(self):
+            return (4, 0)  # kDLOpenCL
+
+    with pytest.raises(gg.DeviceError, match="neither the CPU nor a CUDA GPU"):
+        gg.from_dlpack(Producer())
