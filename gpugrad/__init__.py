@@ -13,7 +13,7 @@ import numpy as _np
 __version__ = "0.1.0"
 
 from .errors import (DeviceError, DeviceUnavailableError, DTypeError, GpugradError,  # noqa: E402
-                     GradientError, LookupGradientError, ShapeError)
+                     GradientError, IndexOutOfRangeError, LookupGradientError, ShapeError)
 from .backend import cuda_available, default_device, device, devices, get_device  # noqa: E402
 from .tensor import Tensor, Variable, from_dlpack, tensor  # noqa: E402
 from .registry import NotDifferentiable, RegisterGradient, registered_ops  # noqa: E402
@@ -22,6 +22,7 @@ from .ops import *  # noqa: E402,F401,F403
 from .tape import GradientTape  # noqa: E402
 from .custom_gradient import custom_gradient, record_operation  # noqa: E402
 from . import gradient_checker  # noqa: E402
+from . import data  # noqa: E402
 
 no_gradient = NotDifferentiable
 float16, float32, float64 = _np.float16, _np.float32, _np.float64
