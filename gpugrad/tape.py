@@ -41,7 +41,6 @@ class GradientTape:
         self._watch_accessed = bool(watch_accessed_variables)
         self._reset_records()
         self._recording = False
-        self._used = False
 
     def _reset_records(self):
         self._ops = []
@@ -117,7 +116,6 @@ class GradientTape:
     def reset(self):
         """Forget everything recorded so far; the tape keeps recording if it was."""
         self._reset_records()
-        self._used = False
 
     # --- differentiation ---------------------------------------------------
     def gradient(self, target, sources, output_gradients=None, unconnected_gradients="none"):
@@ -155,7 +153,6 @@ class GradientTape:
         if not self._persistent:
             self._stop()  # as in TensorFlow, a used non-persistent tape records no more
             self._ops = self._watched = self._variables = None  # the sweep frees records as it goes
-            records = list(records)
         was_recording = self._recording
         self._stop()  # the sweep is recorded by outer tapes only
         try:
