@@ -1,0 +1,276 @@
+"""The Optimizer base class: gradients from a loss function, clipping, the learning rate, slots.
+
+A subclass implements ``_update(var, param, grad, lr, state)``: one in-place
+step of the variable's array ``param`` from gradient array ``grad`` (same
+shape, dtype and device) at learning rate ``lr`` (a float), with ``state``
+the variable's slot dict (created empty on its first update; slot arrays are
+made with :meth:`Optimizer._zeros` on the variable's device). The base class
+checks the pairs, clips, evaluates the learning rate once per step, bumps
+each variable's version (as ``Variable.assign`` does, so a tape that saved the
+old value refuses to use it) and counts steps in ``iterations``. Updates run
+on raw arrays: they are never recorded on a tape.
+
+Example:
+    >>> import gpugrad as gg
+    >>> w = gg.Variable([1.0, -2.0])
+    >>> opt = gg.optimizers.SGD(learning_rate=0.5)
+    >>> loss = opt.minimize(lambda: gg.sum(gg.square(w)))  # grad 2w: w -= 0.5 * 2w
+    >>> loss.item(), w.numpy().tolist(), opt.iterations
+    (5.0, [0.0, 0.0], 1)
+"""
+import math
+
+from ..backend import CPU
+from ..errors import DeviceError, DTypeError, ShapeError
+from ..tape import GradientTape
+from ..tensor import Tensor, Variable, as_tensor
+from .clipping import _check_max_norm, clip_by_global_norm
+
+__all__ = ["Optimizer"]
+
+
+def check_learning_rate(value):
+    """``value`` as a float (or the schedule itself when it is callable); ValueError unless finite, >= 0."""
+    if callable(value) and not isinstance(value, Tensor):
+        return value
+    try:
+        lr = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"learning_rate must be a number or a schedule callable(step), not {value!r}") from None
+    if not math.isfinite(lr) or lr < 0:
+        raise ValueError(f"learning_rate must be a finite number >= 0, got {value!r}")
+    return lr
+
+
+def check_hyper(name, value, low=0.0, high=None, high_open=True):
+    """``value`` as a float in ``[low, high)`` (``[low, high]`` without ``high_open``); else ValueError."""
+    x = float(value)
+    in_range = math.isfinite(x) and x >= low and (high is None or (x < high if high_open else x <= high))
+    if not in_range:
+        upper = "" if high is None else f" and {'<' if high_open else '<='} {high}"
+        raise ValueError(f"{name} must be a finite number >= {low}{upper}, got {value!r}")
+    return x
+
+
+class Optimizer:
+    """Base of every optimizer: ``minimize``, ``compute_gradients``, ``apply_gradients``.
+
+    Args:
+        learning_rate: a float, or a schedule: a callable of the step (0 for the
+            first update) returning the rate, such as those of
+            :mod:`gpugrad.optimizers.schedules`.
+        weight_decay: as each subclass documents (L2 folded into the gradient,
+            or decoupled for AdamW).
+        clipnorm: clip each gradient to this L2 norm (Keras' ``clipnorm``).
+        global_clipnorm: clip all gradients together to this global norm
+            (Keras' ``global_clipnorm``, PyTorch's ``clip_grad_norm_``).
+    """
+
+    def __init__(self, learning_rate, weight_decay=0.0, clipnorm=None, global_clipnorm=None, name=None):
+        self._learning_rate = check_learning_rate(learning_rate)
+        self.weight_decay = check_hyper("weight_decay", weight_decay)
+        if clipnorm is not None and global_clipnorm is not None:
+            raise ValueError("pass clipnorm (each gradient) or global_clipnorm (all together), not both")
+        self.clipnorm = None if clipnorm is None else _check_max_norm(clipnorm)
+        self.global_clipnorm = None if global_clipnorm is None else _check_max_norm(global_clipnorm)
+        self.name = name or type(self).__name__
+        self.iterations = 0  # updates applied so far
+        self._state = {}  # id(variable) -> (variable, slot dict)
+
+    # --- the learning rate ------------------------------------------------------
+    @property
+    def learning_rate(self):
+        """The learning rate as given: a float or a schedule (settable)."""
+        return self._learning_rate
+
+    @learning_rate.setter
+    def learning_rate(self, value):
+        self._learning_rate = check_learning_rate(value)
+
+    def current_learning_rate(self):
+        """The rate the next update uses: the schedule evaluated at ``iterations``.
+
+        Example:
+            >>> import gpugrad as gg
+            >>> opt = gg.optimizers.SGD(gg.optimizers.schedules.StepDecay(1.0, decay_steps=2, decay_rate=0.5))
+            >>> opt.current_learning_rate()
+            1.0
+        """
+        lr = self._learning_rate
+        if lr.__class__ is float:
+            return lr
+        value = lr(self.iterations)
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise TypeError(f"the learning-rate schedule returned {value!r}, not a number") from None
+        if not math.isfinite(value) or value < 0:
+            raise ValueError(f"the learning-rate schedule returned {value!r} at step {self.iterations}; "
+                             f"a learning rate must be finite and >= 0")
+        return value
+
+    # --- gradients -------------------------------------------------------------------
+    def _loss_and_gradients(self, loss_fn, var_list):
+        if not callable(loss_fn):
+            raise TypeError(f"{self.name}: pass a function that computes the loss (called under a "
+                            f"GradientTape), not {type(loss_fn).__name__}")
+        if callable(var_list):
+            var_list = var_list()
+        if var_list is not None:
+            var_list = list(var_list)
+            for v in var_list:
+                if not isinstance(v, Variable):
+                    raise TypeError(f"var_list holds Variables, not {type(v).__name__}")
+        with GradientTape() as tape:
+            if var_list is not None:
+                tape.watch(var_list)
+            loss = loss_fn()
+        if var_list is None:
+            var_list = [v for v in tape.watched_variables() if v.trainable]
+            if not var_list:
+                raise ValueError(f"{self.name}: the loss function read no trainable Variable; "
+                                 f"nothing to differentiate (pass var_list, or read the variables in loss_fn)")
+        grads = tape.gradient(loss, var_list)
+        return loss, list(zip(grads, var_list))
+
+    def compute_gradients(self, loss_fn, var_list=None):
+        """``[(grad, var), ...]`` of ``loss_fn()`` (computed under a fresh GradientTape).
+
+        ``var_list=None`` takes every trainable Variable the loss read, in the
+        order the tape first saw them. A variable the loss does not depend on
+        gets ``None``.
+
+        Example:
+            >>> import gpugrad as gg
+            >>> a, b = gg.Variable(3.0), gg.Variable(1.0)
+            >>> pairs = gg.optimizers.SGD(0.1).compute_gradients(lambda: a * a)
+            >>> [(g.item(), v is a) for g, v in pairs]
+            [(6.0, True)]
+        """
+        return self._loss_and_gradients(loss_fn, var_list)[1]
+
+    def minimize(self, loss_fn, var_list=None):
+        """Compute the gradients of ``loss_fn()``, apply them; returns the loss tensor.
+
+        Example:
+            >>> import gpugrad as gg
+            >>> w = gg.Variable(4.0)
+            >>> opt = gg.optimizers.SGD(learning_rate=0.25)
+            >>> for _ in range(20):
+            ...     loss = opt.minimize(lambda: (w - 1.0) ** 2)
+            >>> round(w.item(), 4)
+            1.0
+        """
+        loss, grads_and_vars = self._loss_and_gradients(loss_fn, var_list)
+        self.apply_gradients(grads_and_vars)
+        return loss
+
+    # --- the update ---------------------------------------------------------------------
+    def apply_gradients(self, grads_and_vars):
+        """Update each variable in place from its gradient; pairs with a ``None`` gradient are skipped.
+
+        Raises ShapeError, DTypeError or DeviceError naming the variable when a
+        gradient does not match its variable, and ValueError when every
+        gradient is ``None``. Gradients are clipped first when the optimizer
+        has ``clipnorm`` or ``global_clipnorm``.
+
+        Example:
+            >>> import gpugrad as gg
+            >>> w = gg.Variable([1.0, 1.0])
+            >>> gg.optimizers.SGD(0.1).apply_gradients([(gg.tensor([1.0, -1.0]), w)])
+            >>> w.numpy().tolist()
+            [0.8999999761581421, 1.100000023841858]
+        """
+        pairs = []
+        seen = False
+        for pair in grads_and_vars:
+            seen = True
+            grad, var = pair
+            if grad is not None:
+                pairs.append((self._checked(grad, var), var))
+        if not pairs:
+            if seen:
+                raise ValueError(f"{self.name}: no gradient for any variable (every gradient is None); "
+                                 f"does the loss depend on the variables?")
+            return
+        if self.global_clipnorm is not None:
+            clipped, _ = clip_by_global_norm([g for g, _ in pairs], self.global_clipnorm)
+            pairs = list(zip(clipped, (v for _, v in pairs)))
+        elif self.clipnorm is not None:
+            pairs = [(clip_by_global_norm([g], self.clipnorm)[0][0], v) for g, v in pairs]
+        lr = self.current_learning_rate()
+        state = self._state
+        for grad, var in pairs:
+            entry = state.get(id(var))
+            if entry is None:
+                entry = state[id(var)] = (var, {})
+            dev = var._device
+            if dev is CPU:
+                self._update(var, var._data, grad._data, lr, entry[1])
+            else:
+                previous = dev.backend.use_device(dev.index)  # CuPy launches on the current GPU
+                try:
+                    self._update(var, var._data, grad._data, lr, entry[1])
+                finally:
+                    if previous != dev.index:
+                        dev.backend.use_device(previous)
+            var._version += 1
+        self.iterations += 1
+
+    def _checked(self, grad, var):
+        """``grad`` as a Tensor, after checking it fits ``var``."""
+        if not isinstance(var, Variable):
+            raise TypeError(f"{self.name}: apply_gradients takes (gradient, Variable) pairs, "
+                            f"not a {type(var).__name__}")
+        if not isinstance(grad, Tensor):
+            grad = as_tensor(grad, like=var)
+        label = f"variable {var.name!r}" if var.name else "a variable"
+        if grad._device is not var._device:
+            raise DeviceError(f"{self.name}: the gradient of {label} is on {grad.device!r} "
+                              f"but the variable is on {var.device!r}")
+        if grad._data.shape != var._data.shape:
+            raise ShapeError(f"{self.name}: the gradient of {label} has shape {grad.shape} "
+                             f"but the variable has shape {var.shape}")
+        if grad._data.dtype != var._data.dtype:
+            raise DTypeError(f"{self.name}: the gradient of {label} has dtype {grad.dtype} "
+                             f"but the variable has dtype {var.dtype}")
+        if var._data.dtype.kind != "f":
+            raise DTypeError(f"{self.name}: cannot update {label} of dtype {var.dtype}; "
+                             f"optimizers update floating-point variables")
+        return grad
+
+    def _update(self, var, param, grad, lr, state):
+        raise NotImplementedError
+
+    # --- slots ------------------------------------------------------------------------------
+    @staticmethod
+    def _zeros(var, fill=0.0):
+        """A new array like ``var``'s, filled with ``fill``, on ``var``'s device."""
+        dev = var._device
+        if dev is CPU:
+            return dev.xp.full(var._data.shape, fill, dtype=var._data.dtype)
+        return dev.backend.asarray(dev.xp.full(var._data.shape, fill, dtype=var._data.dtype), None, dev.index)
+
+    def get_slot(self, var, name):
+        """The optimizer's state array ``name`` for ``var`` (e.g. ``"velocity"``, ``"m"``), as a Tensor.
+
+        Example:
+            >>> import gpugrad as gg
+            >>> w = gg.Variable([1.0])
+            >>> opt = gg.optimizers.SGD(0.1, momentum=0.9)
+            >>> opt.apply_gradients([(gg.tensor([1.0]), w)])
+            >>> opt.get_slot(w, "velocity").numpy().tolist()
+            [-0.10000000149011612]
+        """
+        entry = self._state.get(id(var))
+        if entry is None or name not in entry[1]:
+            have = sorted(entry[1]) if entry is not None else []
+            raise KeyError(f"{self.name} has no slot {name!r} for this variable (it has {have})")
+        return Tensor._wrap(entry[1][name], var._device)
+
+    def variables(self):
+        """The variables this optimizer has updated, in the order it first saw them."""
+        return [var for var, _ in self._state.values()]
+
+    def __repr__(self):
+        return f"{self.name}(learning_rate={self._learning_rate!r}, iterations={self.iterations})"

@@ -1,0 +1,50 @@
+"""Stochastic gradient descent, with optional (Nesterov) momentum and L2 weight decay."""
+from . import updates
+from .optimizer import Optimizer, check_hyper
+
+__all__ = ["SGD"]
+
+
+class SGD(Optimizer):
+    """Gradient descent: ``param -= lr * (grad + weight_decay * param)``, optionally with momentum.
+
+    With ``momentum`` (the Keras form, the fused kernel ``sgd_momentum_update``)::
+
+        g = grad + weight_decay * param
+        velocity = momentum * velocity - lr * g
+        param += velocity                          # or, nesterov: param += momentum * velocity - lr * g
+
+    At a constant rate this is PyTorch's ``SGD(lr, momentum, nesterov,
+    weight_decay)`` step for step (PyTorch's buffer is ``-velocity / lr``);
+    when a schedule changes the rate, past steps keep the rate they were taken
+    with here, while PyTorch rescales them by the new rate. ``weight_decay`` is
+    L2 folded into the gradient, as PyTorch's SGD does.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> w = gg.Variable([1.0])
+        >>> opt = gg.optimizers.SGD(learning_rate=0.1, momentum=0.9)
+        >>> for _ in range(2):
+        ...     opt.apply_gradients([(gg.tensor([1.0]), w)])
+        >>> [round(x, 6) for x in w.numpy().tolist()]  # 1 - 0.1 - (0.9 * 0.1 + 0.1)
+        [0.71]
+    """
+
+    def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, weight_decay=0.0, **kwargs):
+        super().__init__(learning_rate, weight_decay, **kwargs)
+        self.momentum = check_hyper("momentum", momentum, 0.0, 1.0, high_open=False)
+        self.nesterov = bool(nesterov)
+        if self.nesterov and self.momentum == 0.0:
+            raise ValueError("nesterov=True needs a momentum > 0")
+
+    def _update(self, var, param, grad, lr, state):
+        if self.momentum:
+            velocity = state.get("velocity")
+            if velocity is None:
+                velocity = state["velocity"] = self._zeros(var)
+            updates.sgd_momentum(var._device, param, velocity, grad, lr, self.momentum, self.weight_decay,
+                                 self.nesterov)
+        elif self.weight_decay:
+            param -= lr * (grad + self.weight_decay * param)
+        else:
+            param -= lr * grad
