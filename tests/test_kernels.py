@@ -403,3 +403,56 @@ def test_from_dlpack_of_an_unknown_device_is_an_error():
 
     with pytest.raises(gg.DeviceError, match="neither the CPU nor a CUDA GPU"):
         gg.from_dlpack(Producer())
+
+
+def test_mixed_float_inputs_are_promoted_as_numpy_does(stand_in_gpu):
+    y, dy = np.array([0.5, -0.25], np.float32), np.array([1.0, 3.0], np.float64)
+    out = stand_in_gpu.backend.fused("tanh_grad", y, dy)
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(out, dy * (1 - y.astype(np.float64) ** 2))
+
+
+# ---------------------------------------------------------------- the GPU check's harness (runs here too)
+
+
+def _load_benchmark_module(name):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_gpu_check_parts_survive_failures_and_timeouts(tmp_path):
+    gpu_check = _load_benchmark_module("gpu_check")
+    env = dict(os.environ)
+    failed = gpu_check.run_part(gpu_check.Part("fails"), [sys.executable, "-c", "print('x'); raise SystemExit(3)"],
+                                30, tmp_path / "a.log", env, echo=False)
+    assert failed.status == "failed (exit 3)" and failed.lines == ["x\n"]
+    slow = gpu_check.run_part(gpu_check.Part("slow"), [sys.executable, "-c",
+                              "import time; print('started', flush=True); time.sleep(60)"],
+                              5, tmp_path / "b.log", env, echo=False)
+    assert slow.status == "timed out (5 s)" and slow.seconds < 30 and slow.lines == ["started\n"]
+    assert "started" in (tmp_path / "b.log").read_text()
+    skipped = gpu_check.Part("skipped")
+    gpu_check.run_part(skipped, [sys.executable, "-c", "print('===== 3 skipped in 0.1s =====')"], 30,
+                       tmp_path / "c.log", env, echo=False)
+    assert skipped.status == "nothing passed" and skipped.detail == "3 skipped in 0.1s"
+    assert gpu_check.run_part(gpu_check.Part("late"), ["true"], 1, tmp_path / "d.log", env).status == "not run"
+
+
+def test_g1_table_and_targets():
+    g1 = _load_benchmark_module("g1_fused_kernels")
+    a = np.zeros(10, np.float32)
+    assert g1.bytes_moved([a, a], [a], 2, False) == 120
+    assert g1.bytes_moved([a, a, a], [a, a], 1, True) == 40 + 2 * 80  # in-place outputs are read and written
+    rows = [{"kernel": "device-to-device copy", "bytes": 8e8, "fused_ms": 0.2, "fused_gbps": 4000.0},
+            {"kernel": "tanh_grad", "bytes": 8e8, "fused_ms": 0.22, "fused_gbps": 3636.0, "of_copy": 0.909,
+             "unfused_ops": 3, "unfused_ms": 0.9, "speedup": 4.1, "elementwise": True},
+            {"kernel": "log_grad", "bytes": 8e8, "fused_ms": 0.3, "fused_gbps": 2667.0, "of_copy": 0.667,
+             "unfused_ops": 1, "unfused_ms": 0.3, "speedup": 1.0, "elementwise": True},
+            {"kernel": "adam_update", "error": "CUDARuntimeError: out of memory"}]
+    text = g1.table(rows)
+    assert "reference" in text.splitlines()[1]
+    assert re.search(r"tanh_grad .* 91% .* 4\.10x  ok$", text, re.M)
+    assert re.search(r"log_grad .*bandwidth 67% < 80%$", text, re.M)
+    assert "adam_update                  ERROR CUDARuntimeError" in text

@@ -46,7 +46,7 @@ def unavailable_reason():
 class _Fused:
     """One built kernel: the ElementwiseKernel and how to lay out a call's arguments."""
 
-    __slots__ = ("kernel", "source", "n_arrays", "n_outputs", "slots", "raw", "keyword_dtypes")
+    __slots__ = ("kernel", "source", "n_arrays", "n_outputs", "slots", "raw", "keyword_dtypes", "other_floats")
 
     def __init__(self, kernel, source, dtype):
         self.kernel = kernel
@@ -57,6 +57,8 @@ class _Fused:
         arrays = iter(range(self.n_arrays))
         self.slots = tuple(p.name if p.name in source.keyword_params else next(arrays) for p in source.inputs)
         self.raw = tuple(i for i, p in enumerate(source.array_inputs) if p.raw)
+        # array inputs after the first that share its dtype T: mixed dtypes are promoted, as NumPy does
+        self.other_floats = tuple(i for i, p in enumerate(source.array_inputs) if i and p.type == "T")
         # keyword params typed by a placeholder may be arrays: they take the kernel's dtype
         self.keyword_dtypes = {p.name: dtype for p in source.inputs
                                if p.name in source.keyword_params and p.placeholder}
@@ -144,6 +146,9 @@ class CupyBackend:
         if len(arrays) != n and len(arrays) != n + fused.n_outputs:
             raise TypeError(f"fused kernel {kernel_name!r} takes {n} arrays, or {n + fused.n_outputs} "
                             f"with its outputs; got {len(arrays)}")
+        for i in fused.other_floats:
+            if arrays[i].dtype != first.dtype:
+                return self.fused(kernel_name, *self._promoted(fused, arrays), **params)
         if fused.raw:  # raw arrays are read by flat index: contiguous and 1-D
             arrays = list(arrays)
             for i in fused.raw:
@@ -156,6 +161,12 @@ class CupyBackend:
             with self.xp.cuda.Device(index):
                 return fused.kernel(*args)
         return fused.kernel(*args)
+
+    def _promoted(self, fused, arrays):
+        """``arrays`` with the T-typed inputs cast to their common NumPy result dtype."""
+        floats = (0,) + fused.other_floats
+        dtype = self.xp.result_type(*[arrays[i].dtype for i in floats])
+        return [a.astype(dtype, copy=False) if i in floats else a for i, a in enumerate(arrays)]
 
     def _arguments(self, fused, kernel_name, arrays, params):
         """The positional arguments of a call: arrays and keyword params in declared order."""
