@@ -3,26 +3,30 @@
 Modules, in the order data flows through them: ``base`` (shared helpers),
 ``creation``, ``arithmetic``, ``math``, ``activations``, ``special`` (erf,
 gelu), ``shape``, ``reductions``, ``indexing``, ``linalg``, ``losses``,
-``control`` (stop_gradient). Each lists its public ops in ``__all__`` and its
+``control`` (stop_gradient), ``conv``, ``pool``, ``nn_ops`` (dropout, embedding,
+layer_norm, batch_norm). Each lists its public ops in ``__all__`` and its
 Tensor methods in ``TENSOR_METHODS``; importing this package registers every
 gradient and installs the operators and methods on :class:`gpugrad.Tensor`.
 """
-from . import (activations, arithmetic, control, creation, indexing, linalg, losses, math,
-               reductions, shape, special)
+from . import (activations, arithmetic, control, conv, creation, indexing, linalg, losses, math,
+               nn_ops, pool, reductions, shape, special)
 from .activations import *  # noqa: F401,F403
 from .arithmetic import *  # noqa: F401,F403
 from .control import *  # noqa: F401,F403
+from .conv import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .losses import *  # noqa: F401,F403
 from .math import *  # noqa: F401,F403
+from .nn_ops import *  # noqa: F401,F403
+from .pool import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
 from . import methods as _methods
 
 _MODULES = (creation, arithmetic, math, activations, special, shape, reductions, indexing,
-            linalg, losses, control)
+            linalg, losses, control, conv, pool, nn_ops)
 __all__ = [name for module in _MODULES for name in module.__all__]
 _methods.install(_MODULES)

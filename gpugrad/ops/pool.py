@@ -1,0 +1,201 @@
+"""Pooling over the height and width of NCHW tensors: max_pool2d, avg_pool2d.
+
+Both view the padded input as its windows (the strided view conv2d uses) and
+reduce each window. Their gradients are op types of their own that add each
+window's share back where it was read (col2im):
+
+- ``MaxPool2DGrad(dy)`` sends each window's gradient to the position of its
+  maximum (the first one at a tie, as PyTorch does), found by the forward pass
+  and kept with the op. Reading the values at those positions is ``MaxPool2D``
+  again with the positions given, so the two op types are each other's
+  gradients.
+- ``AvgPool2DGrad(dy)`` spreads each window's gradient evenly over it; its
+  gradient is ``AvgPool2D``.
+"""
+import numpy as np
+
+from ..errors import DTypeError, ShapeError
+from ..registry import RegisterGradient
+from .base import emit, unary
+from .conv import Geometry, check_fits, col2im, output_size, padded, pair, windows
+
+__all__ = ['max_pool2d', 'max_pool2d_grad', 'avg_pool2d', 'avg_pool2d_grad']
+
+
+def _geometry(op_type, x_shape, kernel_size, stride, padding):
+    """``(kernel, Geometry, (OH, OW))`` of a pooling of an input of ``x_shape``, checked."""
+    if len(x_shape) != 4:
+        raise ShapeError(f"op {op_type!r} takes x of shape (N, C, H, W), got shape {tuple(x_shape)}")
+    kernel = pair(kernel_size, "kernel_size", op_type, 1)
+    stride = kernel if stride is None else pair(stride, "stride", op_type, 1)
+    ph, pw = pair(padding, "padding", op_type, 0)
+    if ph > kernel[0] // 2 or pw > kernel[1] // 2:
+        raise ValueError(f"op {op_type!r}: padding {(ph, pw)} must be at most half the kernel size {kernel}")
+    geom = Geometry(stride, ((ph, ph), (pw, pw)), (1, 1), 1)
+    check_fits(op_type, tuple(x_shape), kernel, geom, "pooling window")
+    out_hw = tuple(output_size(s, p, k, st, 1) for s, p, k, st in zip(x_shape[2:], geom.padding, kernel, stride))
+    return kernel, geom, out_hw
+
+
+def _window_rows(xp, x, kernel, geom, out_hw, pad_value):
+    """The windows of ``x`` as (N, C, OH, OW, KH*KW), one copy."""
+    win = windows(xp, padded(xp, x, geom.padding, pad_value), kernel, geom.stride, (1, 1), out_hw)
+    return win.reshape(win.shape[:4] + (kernel[0] * kernel[1],))
+
+
+# ---------------------------------------------------------------- max_pool2d
+
+
+def _lowest(dtype):
+    return -np.inf if dtype.kind in "fc" else np.iinfo(dtype).min
+
+
+def max_pool2d(x, kernel_size, stride=None, padding=0):
+    """The largest value of each ``kernel_size`` window of NCHW ``x``.
+
+    ``kernel_size``, ``stride`` (default: ``kernel_size``) and ``padding`` are
+    ints or (height, width) pairs; padding (at most half the kernel) never
+    wins the maximum. The gradient goes to the first maximum of each window.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> x = gg.reshape(gg.tensor([float(i) for i in range(16)]), (1, 1, 4, 4))
+        >>> gg.max_pool2d(x, 2).numpy().tolist()
+        [[[[5.0, 7.0], [13.0, 15.0]]]]
+        >>> gg.max_pool2d(x, 3, stride=2, padding=1).numpy().tolist()
+        [[[[5.0, 7.0], [13.0, 15.0]]]]
+    """
+    x = unary(x)
+    kernel, geom, out_hw = _geometry("MaxPool2D", x.shape, kernel_size, stride, padding)
+    xp = x._device.xp
+    rows = _window_rows(xp, x._data, kernel, geom, out_hw, _lowest(x.dtype))
+    arg = rows.argmax(axis=-1)
+    out = rows.max(axis=-1)
+    return emit("MaxPool2D", out, x._device, (x,),
+                {"argmax": arg, "kernel": kernel, "geom": geom, "x_shape": x.shape})
+
+
+def _max_pool_select(x, attrs):
+    """``x`` read at the window positions ``attrs["argmax"]`` names: MaxPool2D with the positions given."""
+    xp = x._device.xp
+    rows = _window_rows(xp, x._data, attrs["kernel"], attrs["geom"], attrs["argmax"].shape[2:], 0)
+    out = xp.take_along_axis(rows, attrs["argmax"][..., None], axis=-1)[..., 0]
+    return emit("MaxPool2D", out, x._device, (x,), attrs)
+
+
+@RegisterGradient("MaxPool2D")
+def _max_pool2d_grad(op, dy):
+    return (_max_pool_route(dy, op.attrs),)
+
+
+def _max_pool_route(dy, attrs):
+    dy = unary(dy)
+    xp = dy._device.xp
+    kernel, geom, arg = attrs["kernel"], attrs["geom"], attrs["argmax"]
+    if dy.shape != arg.shape:
+        raise ShapeError(f"op 'MaxPool2DGrad': dy of shape {dy.shape} does not match the pooled output "
+                         f"{arg.shape} of x of shape {attrs['x_shape']}")
+    d = dy._data
+    zero = xp.zeros((), dtype=d.dtype)
+    kw = kernel[1]
+    data = col2im(xp, lambda i, j: xp.where(arg == i * kw + j, d, zero), attrs["x_shape"], d.dtype, kernel,
+                  geom.stride, (1, 1), arg.shape[2:], geom.padding)
+    return emit("MaxPool2DGrad", data, dy._device, (dy,), attrs)
+
+
+def max_pool2d_grad(x, dy, kernel_size, stride=None, padding=0):
+    """Gradient of :func:`max_pool2d` of ``x``: ``dy`` routed to the maximum of each window.
+
+    ``dy`` has the pooled shape; the result has ``x``'s. Differentiable in
+    ``dy`` only (the positions of the maxima are constant).
+
+    Example:
+        >>> import gpugrad as gg
+        >>> x = gg.tensor([[[[1.0, 3.0], [2.0, 3.0]]]])
+        >>> gg.max_pool2d_grad(x, gg.tensor([[[[10.0]]]]), 2).numpy().tolist()
+        [[[[0.0, 10.0], [0.0, 0.0]]]]
+    """
+    x = unary(x)
+    kernel, geom, out_hw = _geometry("MaxPool2DGrad", x.shape, kernel_size, stride, padding)
+    rows = _window_rows(x._device.xp, x._data, kernel, geom, out_hw, _lowest(x.dtype))
+    return _max_pool_route(dy, {"argmax": rows.argmax(axis=-1), "kernel": kernel, "geom": geom,
+                                "x_shape": x.shape})
+
+
+@RegisterGradient("MaxPool2DGrad")
+def _max_pool2d_grad_grad(op, g):
+    return (_max_pool_select(g, op.attrs),)
+
+
+# ---------------------------------------------------------------- avg_pool2d
+
+
+def avg_pool2d(x, kernel_size, stride=None, padding=0):
+    """The mean of each ``kernel_size`` window of NCHW ``x``.
+
+    Arguments as in :func:`max_pool2d`. Zero padding counts in the mean
+    (PyTorch's default ``count_include_pad=True``): every window divides by
+    ``kernel_h * kernel_w``.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> x = gg.reshape(gg.tensor([float(i) for i in range(16)]), (1, 1, 4, 4))
+        >>> gg.avg_pool2d(x, 2).numpy().tolist()
+        [[[[2.5, 4.5], [10.5, 12.5]]]]
+        >>> gg.avg_pool2d(gg.ones((1, 1, 2, 2)), 2, stride=1, padding=1).numpy().tolist()
+        [[[[0.25, 0.5, 0.25], [0.5, 1.0, 0.5], [0.25, 0.5, 0.25]]]]
+    """
+    x = unary(x)
+    kernel, geom, out_hw = _geometry("AvgPool2D", x.shape, kernel_size, stride, padding)
+    return _avg_pool(x, {"kernel": kernel, "geom": geom, "x_shape": x.shape, "out_hw": out_hw})
+
+
+def _avg_pool(x, attrs):
+    if x.dtype.kind not in "fc":
+        raise DTypeError(f"op 'AvgPool2D' takes a float tensor, got dtype {x.dtype}")
+    xp = x._device.xp
+    kernel = attrs["kernel"]
+    rows = _window_rows(xp, x._data, kernel, attrs["geom"], attrs["out_hw"], 0)
+    out = rows.sum(axis=-1)
+    out *= xp.asarray(1.0 / (kernel[0] * kernel[1]), dtype=out.dtype)
+    return emit("AvgPool2D", out, x._device, (x,), attrs)
+
+
+@RegisterGradient("AvgPool2D")
+def _avg_pool2d_grad(op, dy):
+    return (_avg_pool_spread(dy, op.attrs),)
+
+
+def _avg_pool_spread(dy, attrs):
+    dy = unary(dy)
+    xp = dy._device.xp
+    kernel, geom = attrs["kernel"], attrs["geom"]
+    expected = tuple(attrs["x_shape"][:2]) + tuple(attrs["out_hw"])
+    if dy.shape != expected:
+        raise ShapeError(f"op 'AvgPool2DGrad': dy of shape {dy.shape} does not match the pooled output "
+                         f"{expected} of x of shape {attrs['x_shape']}")
+    share = dy._data * xp.asarray(1.0 / (kernel[0] * kernel[1]), dtype=dy.dtype)
+    data = col2im(xp, lambda i, j: share, attrs["x_shape"], share.dtype, kernel, geom.stride, (1, 1),
+                  attrs["out_hw"], geom.padding)
+    return emit("AvgPool2DGrad", data, dy._device, (dy,), attrs)
+
+
+def avg_pool2d_grad(dy, x_shape, kernel_size, stride=None, padding=0):
+    """Gradient of :func:`avg_pool2d` of an input of ``x_shape``: ``dy`` spread evenly over each window.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.avg_pool2d_grad(gg.tensor([[[[4.0]]]]), (1, 1, 2, 2), 2).numpy().tolist()
+        [[[[1.0, 1.0], [1.0, 1.0]]]]
+    """
+    x_shape = tuple(int(s) for s in x_shape)
+    kernel, geom, out_hw = _geometry("AvgPool2DGrad", x_shape, kernel_size, stride, padding)
+    return _avg_pool_spread(dy, {"kernel": kernel, "geom": geom, "x_shape": x_shape, "out_hw": out_hw})
+
+
+@RegisterGradient("AvgPool2DGrad")
+def _avg_pool2d_grad_grad(op, g):
+    return (_avg_pool(unary(g), op.attrs),)
+
+
+TENSOR_METHODS = {}
