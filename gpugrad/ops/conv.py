@@ -231,13 +231,13 @@ def conv2d(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D convolution (cross-correlation, as in PyTorch and TensorFlow) of NCHW ``x`` with OIHW ``w``.
 
     ``x`` has shape (N, C, H, W), ``w`` (O, C/groups, KH, KW), ``b`` (O,) or
-    None. ``stride``, ``padding`` (zeros) and ``dilation`` are ints or
-    (height, width) pairs; ``padding`` may also be ``((top, bottom), (left,
-    right))``, ``"valid"`` (0) or ``"same"`` (stride 1 only; an odd leftover
-    pixel pads after). With
-    ``groups`` G the channels split into G groups, each convolved with its own
-    O/G filters. The output has shape (N, O, OH, OW) with
-    ``OH = (H + pad_top + pad_bottom - dilation*(KH-1) - 1) // stride + 1``.
+    None; ``w`` and ``b`` given as lists or arrays take ``x``'s dtype.
+    ``stride``, ``padding`` (zeros) and ``dilation`` are ints or (height,
+    width) pairs; ``padding`` may also be ``((top, bottom), (left, right))``,
+    ``"valid"`` (0) or ``"same"`` (stride 1 only; an odd leftover pixel pads
+    after). With ``groups`` G the channels split into G groups, each
+    convolved with its own O/G filters. The output has shape (N, O, OH, OW)
+    with ``OH = (H + pad_top + pad_bottom - dilation*(KH-1) - 1) // stride + 1``.
 
     Example:
         >>> import gpugrad as gg
@@ -250,8 +250,12 @@ def conv2d(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
         >>> gg.conv2d(gg.ones((2, 4, 5, 5)), gg.ones((6, 2, 3, 3)), padding=1, dilation=2, groups=2).shape
         (2, 6, 3, 3)
     """
-    x, w = unary(x), unary(w)
-    inputs = (x, w) if b is None else (x, w, unary(b))
+    x = unary(x)
+    w = w if isinstance(w, Tensor) else Tensor(w, x.dtype, x._device)
+    if b is None:
+        inputs = (x, w)
+    else:
+        inputs = (x, w, b if isinstance(b, Tensor) else Tensor(b, x.dtype, x._device))
     dev = same_device(inputs, "Conv2D")
     _check_4d("Conv2D", "x", x, "(N, C, H, W)")
     _check_4d("Conv2D", "w", w, "(O, C/groups, KH, KW)")
