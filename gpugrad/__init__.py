@@ -24,6 +24,8 @@ from .custom_gradient import custom_gradient, record_operation  # noqa: E402
 from . import gradient_checker  # noqa: E402
 from . import optimizers  # noqa: E402
 from .optimizers import clip_by_global_norm  # noqa: E402
+from . import nn  # noqa: E402
+from .serialization import load, save  # noqa: E402
 from . import data  # noqa: E402
 
 no_gradient = NotDifferentiable

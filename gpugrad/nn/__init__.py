@@ -1,0 +1,26 @@
+"""Neural-network building blocks: ``Module``, layers, ``Sequential``, initialisers, functional ops.
+
+Layers hold their weights as Variables found by :class:`Module`; the ops they
+call are those of :mod:`gpugrad.nn.functional` (also importable from here,
+e.g. ``gg.nn.relu``).
+
+Example:
+    >>> import gpugrad as gg
+    >>> model = gg.nn.Sequential(gg.nn.Dense(64, 32, activation="relu", seed=0), gg.nn.Dense(32, 10, seed=1))
+    >>> logits = model(gg.ones((8, 64)))
+    >>> logits.shape, len(model.trainable_variables)
+    ((8, 10), 4)
+"""
+from . import functional, init
+from .containers import Sequential
+from .conv import Conv2D
+from .dropout import Dropout
+from .embedding import Embedding
+from .functional import *  # noqa: F401,F403
+from .linear import Dense, Flatten
+from .module import Module
+from .normalization import BatchNorm, LayerNorm
+from .pooling import AvgPool2D, MaxPool2D
+
+__all__ = ["Module", "Sequential", "Dense", "Flatten", "Conv2D", "MaxPool2D", "AvgPool2D", "Dropout",
+           "Embedding", "LayerNorm", "BatchNorm", "init", "functional"] + functional.__all__

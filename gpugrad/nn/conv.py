@@ -1,0 +1,59 @@
+"""``Conv2D``: 2-D convolution over NCHW input with OIHW filters (``gg.conv2d``)."""
+from ._common import child_seed, get_activation, make_variable, name_of, network_op
+from .module import Module
+
+__all__ = ["Conv2D"]
+
+
+def _pair(value, name):
+    if isinstance(value, int):
+        return (value, value)
+    value = tuple(value)
+    if len(value) != 2:
+        raise ValueError(f"{name} is an int or a pair of ints, not {value!r}")
+    return value
+
+
+class Conv2D(Module):
+    """``activation(conv2d(x, kernel, bias, stride, padding, dilation, groups))``.
+
+    ``x`` is (N, in_channels, H, W); ``kernel`` has shape (out_channels,
+    in_channels // groups, KH, KW) (PyTorch's layout); ``padding`` is an int,
+    a pair, ``"valid"`` or ``"same"`` as :func:`gpugrad.conv2d` takes it.
+    ``kernel_init`` defaults to glorot uniform (fans over the receptive field),
+    ``bias_init`` to zeros.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> conv = gg.nn.Conv2D(1, 4, kernel_size=3, padding=1, seed=0)
+        >>> conv.kernel.shape, conv(gg.ones((2, 1, 8, 8))).shape
+        ((4, 1, 3, 3), (2, 4, 8, 8))
+    """
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 activation=None, use_bias=True, kernel_init="glorot_uniform", bias_init="zeros", dtype=None,
+                 device=None, seed=None, name=None):
+        super().__init__()
+        in_channels, out_channels, groups = int(in_channels), int(out_channels), int(groups)
+        if groups < 1 or in_channels % groups or out_channels % groups:
+            raise ValueError(f"Conv2D: in_channels ({in_channels}) and out_channels ({out_channels}) must both "
+                             f"be divisible by groups ({groups})")
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size = _pair(kernel_size, "kernel_size")
+        self.stride, self.padding, self.dilation = stride, padding, dilation
+        rng = child_seed(seed)
+        shape = (out_channels, in_channels // groups) + self.kernel_size
+        self.kernel = make_variable(kernel_init, shape, dtype, device, rng, name_of(name, "kernel"))
+        self.bias = make_variable(bias_init, (out_channels,), dtype, device, rng,
+                                  name_of(name, "bias")) if use_bias else None
+        self.activation = get_activation(activation)
+        self.name = name
+
+    def forward(self, x):
+        y = network_op("conv2d")(x, self.kernel, self.bias, stride=self.stride, padding=self.padding,
+                                 dilation=self.dilation, groups=self.groups)
+        return y if self.activation is None else self.activation(y)
+
+    def extra_repr(self):
+        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"padding={self.padding!r}, dilation={self.dilation}, groups={self.groups}")

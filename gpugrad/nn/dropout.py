@@ -1,0 +1,40 @@
+"""``Dropout``: zero a random fraction of the inputs while training (``gg.dropout``)."""
+from .. import random as _random
+from ._common import network_op
+from .module import Module
+
+__all__ = ["Dropout"]
+
+
+class Dropout(Module):
+    """While ``training``, zero each element with probability ``rate`` and scale the rest by ``1 / (1 - rate)``;
+    the identity in evaluation mode (after ``.eval()``).
+
+    ``seed``: None draws the masks from gpugrad's global generator
+    (``gg.random.seed``); an int or a ``gg.random.Generator`` gives the layer
+    its own generator, so its sequence of masks repeats from run to run (each
+    call draws a new mask).
+
+    Example:
+        >>> import gpugrad as gg
+        >>> drop = gg.nn.Dropout(0.5).eval()
+        >>> drop(gg.ones((2, 2))).numpy().tolist()
+        [[1.0, 1.0], [1.0, 1.0]]
+    """
+
+    def __init__(self, rate, seed=None):
+        super().__init__()
+        rate = float(rate)
+        if not 0.0 <= rate < 1.0:
+            raise ValueError(f"Dropout rate must be in [0, 1), got {rate!r}")
+        self.rate = rate
+        self.seed = seed
+        self._generator = None if seed is None else _random.as_generator(seed)
+
+    def forward(self, x):
+        if not self.training or self.rate == 0.0:
+            return x
+        return network_op("dropout")(x, self.rate, training=True, seed=self._generator)
+
+    def extra_repr(self):
+        return f"rate={self.rate}"

@@ -1,0 +1,26 @@
+"""The network ops of :mod:`gpugrad.ops` under one roof, as ``torch.nn.functional`` / ``tf.nn``.
+
+Only the ops this build of gpugrad has are exported (``__all__`` lists them),
+so this module imports whichever of the later network ops exist.
+
+Example:
+    >>> import gpugrad as gg
+    >>> from gpugrad.nn import functional as F
+    >>> F.relu(gg.tensor([-1.0, 2.0])).numpy().tolist()
+    [0.0, 2.0]
+    >>> F.softmax_cross_entropy(gg.tensor([[0.0, 0.0]]), [1]).item() == gg.log(gg.tensor(2.0)).item()
+    True
+"""
+from .. import ops as _ops
+
+NAMES = (
+    # activations
+    "relu", "leaky_relu", "elu", "gelu", "sigmoid", "tanh", "softplus",
+    # softmax and losses
+    "softmax", "log_softmax", "logsumexp", "softmax_cross_entropy", "sigmoid_cross_entropy", "mse",
+    # layers' ops
+    "matmul", "conv2d", "max_pool2d", "avg_pool2d", "dropout", "embedding", "layer_norm", "batch_norm",
+)
+
+__all__ = [name for name in NAMES if hasattr(_ops, name)]
+globals().update({name: getattr(_ops, name) for name in __all__})

@@ -1,0 +1,67 @@
+"""``Dense`` (fully connected) and ``Flatten``."""
+from .. import ops
+from ._common import child_seed, get_activation, make_variable, name_of
+from .module import Module
+
+__all__ = ["Dense", "Flatten"]
+
+
+class Dense(Module):
+    """``activation(x @ kernel + bias)`` with ``kernel`` of shape (in_features, out_features).
+
+    ``x`` has shape (..., in_features). The kernel is laid out as Keras' (the
+    transpose of PyTorch's ``Linear.weight``); ``kernel_init`` defaults to
+    glorot uniform and ``bias_init`` to zeros (functions of
+    :mod:`gpugrad.nn.init` or their names). ``seed`` (an int or a NumPy
+    Generator) makes the initial weights reproducible.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> layer = gg.nn.Dense(3, 2, activation="relu", seed=0)
+        >>> layer.kernel.shape, layer.bias.shape, layer(gg.ones((5, 3))).shape
+        ((3, 2), (2,), (5, 2))
+    """
+
+    def __init__(self, in_features, out_features, activation=None, use_bias=True, kernel_init="glorot_uniform",
+                 bias_init="zeros", dtype=None, device=None, seed=None, name=None):
+        super().__init__()
+        self.in_features, self.out_features = int(in_features), int(out_features)
+        rng = child_seed(seed)
+        self.kernel = make_variable(kernel_init, (self.in_features, self.out_features), dtype, device, rng,
+                                    name_of(name, "kernel"))
+        self.bias = make_variable(bias_init, (self.out_features,), dtype, device, rng,
+                                  name_of(name, "bias")) if use_bias else None
+        self.activation = get_activation(activation)
+        self.name = name
+
+    def forward(self, x):
+        y = ops.matmul(x, self.kernel)
+        if self.bias is not None:
+            y = y + self.bias
+        return y if self.activation is None else self.activation(y)
+
+    def extra_repr(self):
+        act = getattr(self.activation, "__name__", self.activation)
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"use_bias={self.bias is not None}, activation={act}")
+
+
+class Flatten(Module):
+    """Reshape (N, d1, d2, ...) to (N, d1 * d2 * ...): every axis from ``start_axis`` on becomes one.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.nn.Flatten()(gg.ones((2, 3, 4, 5))).shape
+        (2, 60)
+    """
+
+    def __init__(self, start_axis=1):
+        super().__init__()
+        self.start_axis = int(start_axis)
+
+    def forward(self, x):
+        start = self.start_axis % x.ndim if x.ndim else 0
+        return ops.reshape(x, tuple(x.shape[:start]) + (-1,))
+
+    def extra_repr(self):
+        return f"start_axis={self.start_axis}"

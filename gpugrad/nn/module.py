@@ -1,0 +1,161 @@
+"""``Module``: the base of layers and models; finds its Variables and sub-modules by walking its attributes.
+
+A module's state is whatever its attributes hold: Variables, other Modules,
+and lists, tuples and dicts of them, to any depth. Each Variable gets a path
+from the attribute names, list indices and dict keys that lead to it (for
+example ``layers.0.kernel``); :func:`gpugrad.save` keys a checkpoint by those
+paths. A Variable or Module reachable twice is listed once, under the first
+path found (attributes in assignment order).
+
+Example:
+    >>> import gpugrad as gg
+    >>> class Affine(gg.nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.scale = gg.Variable([2.0])
+    ...         self.extra = {"shift": gg.Variable([1.0]), "count": gg.Variable([0.0], trainable=False)}
+    ...     def forward(self, x):
+    ...         return x * self.scale + self.extra["shift"]
+    >>> m = Affine()
+    >>> [name for name, _ in m.named_variables()]
+    ['scale', 'extra.shift', 'extra.count']
+    >>> len(m.trainable_variables), m(gg.tensor([3.0])).numpy().tolist()
+    (2, [7.0])
+"""
+from ..tensor import Variable
+
+__all__ = ["Module"]
+
+
+def _join(prefix, name):
+    return f"{prefix}.{name}" if prefix else str(name)
+
+
+def _walk(value, path, found, seen, modules):
+    """Collect (path, Variable) into ``found`` and sub-modules into ``modules``, depth first."""
+    if isinstance(value, Variable):
+        if id(value) not in seen:
+            seen.add(id(value))
+            found.append((path, value))
+    elif isinstance(value, Module):
+        if id(value) in seen:
+            return
+        seen.add(id(value))
+        modules.append((path, value))
+        for name, attr in vars(value).items():
+            if name != "training":
+                _walk(attr, _join(path, name), found, seen, modules)
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            _walk(item, _join(path, i), found, seen, modules)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _walk(item, _join(path, key), found, seen, modules)
+
+
+def named_variables_of(structure):
+    """``[(path, Variable), ...]`` of a Module, a Variable, or a list/tuple/dict of them (nested).
+
+    Example:
+        >>> import gpugrad as gg
+        >>> [p for p, _ in named_variables_of({"w": gg.Variable(1.0), "b": [gg.Variable(2.0)]})]
+        ['w', 'b.0']
+    """
+    found, modules = [], []
+    _walk(structure, "", found, set(), modules)
+    return found
+
+
+class Module:
+    """Base class of layers and models: ``__call__`` runs ``forward``; Variables are found, not registered.
+
+    ``training`` is True after construction; :meth:`train` and :meth:`eval`
+    set it on the module and every sub-module (layers such as Dropout and
+    BatchNorm read it).
+    """
+
+    training = True  # also the default of subclasses that skip Module.__init__
+
+    def __init__(self):
+        self.training = True
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} does not define forward()")
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    # --- what the module holds ---------------------------------------------------
+    def _collect(self):
+        found, modules = [], []
+        _walk(self, "", found, set(), modules)
+        return found, modules
+
+    def named_variables(self):
+        """``[(path, Variable), ...]`` of every Variable reachable from this module."""
+        return self._collect()[0]
+
+    @property
+    def variables(self):
+        """Every Variable of this module and its sub-modules, trainable or not."""
+        return [v for _, v in self._collect()[0]]
+
+    @property
+    def trainable_variables(self):
+        """The Variables an optimizer updates (``trainable=True``).
+
+        Example:
+            >>> import gpugrad as gg
+            >>> layer = gg.nn.Dense(3, 2, seed=0)
+            >>> [tuple(v.shape) for v in layer.trainable_variables]
+            [(3, 2), (2,)]
+        """
+        return [v for _, v in self._collect()[0] if v.trainable]
+
+    @property
+    def non_trainable_variables(self):
+        """Variables that are state, not parameters (e.g. BatchNorm's running statistics)."""
+        return [v for _, v in self._collect()[0] if not v.trainable]
+
+    def named_modules(self):
+        """``[(path, Module), ...]``: this module (path ``''``) and every sub-module, depth first."""
+        return self._collect()[1]
+
+    def modules(self):
+        """This module and every sub-module."""
+        return [m for _, m in self._collect()[1]]
+
+    @property
+    def submodules(self):
+        """Every sub-module, not counting this one."""
+        return self.modules()[1:]
+
+    # --- training / evaluation ----------------------------------------------------
+    def train(self, mode=True):
+        """Set ``training`` to ``mode`` on this module and every sub-module; returns self.
+
+        Example:
+            >>> import gpugrad as gg
+            >>> model = gg.nn.Sequential(gg.nn.Dense(2, 2, seed=0), gg.nn.Dropout(0.5))
+            >>> model.eval().layers[1].training, model.train().layers[1].training
+            (False, True)
+        """
+        mode = bool(mode)
+        for m in self.modules():
+            m.training = mode
+        return self
+
+    def eval(self):
+        """Evaluation mode: ``train(False)``."""
+        return self.train(False)
+
+    def __repr__(self):
+        children = [(name, m) for name, m in vars(self).items() if isinstance(m, Module)]
+        if not children:
+            return f"{type(self).__name__}({self.extra_repr()})"
+        lines = [f"  ({name}): " + repr(m).replace("\n", "\n  ") for name, m in children]
+        return f"{type(self).__name__}(\n" + "\n".join(lines) + "\n)"
+
+    def extra_repr(self):
+        """The text inside this module's ``repr`` parentheses (layers override it)."""
+        return ""
