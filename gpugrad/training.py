@@ -3,8 +3,8 @@
 ``gpugrad train`` is a thin command-line layer over :func:`train`.
 
 Example:
-    >>> import gpugrad as gg
-    >>> result = gg.training.train("mlp", epochs=1, device="cpu", progress=False)
+    >>> from gpugrad.training import train
+    >>> result = train("mlp", epochs=1, device="cpu", progress=False)
     >>> result.test_accuracy > 0.8, result.device
     (True, 'cpu')
 """
