@@ -93,7 +93,9 @@ def compiler():
         >>> compiler() is None or os.path.basename(compiler()) != ""
         True
     """
-    return os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
+    if os.environ.get("CXX"):
+        return shutil.which(os.environ["CXX"])
+    return shutil.which("g++") or shutil.which("c++")
 
 
 def _function(k, index, binding):
@@ -205,7 +207,10 @@ def build(k, workdir=None):
         cpp = folder / f"{k.name}-{digest}.cpp"
         cpp.write_text(source)
         partial = folder / f"{k.name}-{digest}.{os.getpid()}.so"
-        proc = subprocess.run([cxx, *CXXFLAGS, "-o", str(partial), str(cpp)], capture_output=True, text=True)
+        try:
+            proc = subprocess.run([cxx, *CXXFLAGS, "-o", str(partial), str(cpp)], capture_output=True, text=True)
+        except OSError as exc:
+            raise HostBuildError(f"cannot run the host compiler {cxx}: {exc}") from None
         if proc.returncode != 0:
             raise HostBuildError(f"{cxx} could not build kernel {k.name!r} for the host:\n{proc.stderr}")
         os.replace(partial, library)
