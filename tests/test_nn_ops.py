@@ -194,6 +194,7 @@ POOL_CASES = [
     ((1, 2, 5, 5), 3, 1, 1),
     ((1, 1, 5, 7), (2, 3), (3, 2), (0, 1)),
     ((1, 1, 3, 3), 3, None, 0),
+    ((1, 2, 5, 7), 2, None, 0),  # windows tile the input but leave its last row and column out
 ]
 
 

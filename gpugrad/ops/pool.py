@@ -43,6 +43,32 @@ def _window_rows(xp, x, kernel, geom, out_hw, pad_value):
     return win.reshape(win.shape[:4] + (kernel[0] * kernel[1],))
 
 
+def _offset_views(xpad, kernel, stride, out_hw):
+    """Yield ``(k, view)``: for each kernel offset k = i*KW + j, the (N, C, OH, OW) values it reads."""
+    (oh, ow), (sh, sw) = out_hw, stride
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            yield i * kernel[1] + j, xpad[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw]
+
+
+def _tiles(attrs):
+    """Whether the windows tile the input (stride = kernel, no padding): then each input
+    element is in at most one window, and a gradient writes each once instead of adding
+    into zeros."""
+    return attrs["geom"].stride == attrs["kernel"] and attrs["geom"].padding == ((0, 0), (0, 0))
+
+
+def _untile(xp, tiled, x_shape):
+    """(N, C, OH, KH, OW, KW) window values as an input of ``x_shape``, zeros where no window reads."""
+    n, c, oh, kh, ow, kw = tiled.shape
+    out = tiled.reshape(n, c, oh * kh, ow * kw)
+    if out.shape != tuple(x_shape):
+        full = xp.zeros(x_shape, dtype=out.dtype)
+        full[:, :, :oh * kh, :ow * kw] = out
+        out = full
+    return out
+
+
 # ---------------------------------------------------------------- max_pool2d
 
 
@@ -67,19 +93,30 @@ def max_pool2d(x, kernel_size, stride=None, padding=0):
     """
     x = unary(x)
     kernel, geom, out_hw = _geometry("MaxPool2D", x.shape, kernel_size, stride, padding)
-    xp = x._device.xp
-    rows = _window_rows(xp, x._data, kernel, geom, out_hw, _lowest(x.dtype))
-    arg = rows.argmax(axis=-1)
-    out = rows.max(axis=-1)
+    out, arg = _max_and_argmax(x._device.xp, x._data, kernel, geom, out_hw)
     return emit("MaxPool2D", out, x._device, (x,),
                 {"argmax": arg, "kernel": kernel, "geom": geom, "x_shape": x.shape})
+
+
+def _max_and_argmax(xp, x, kernel, geom, out_hw):
+    """The maximum of each window and its offset ``i * KW + j`` in the window (the first at a tie)."""
+    views = _offset_views(padded(xp, x, geom.padding, _lowest(x.dtype)), kernel, geom.stride, out_hw)
+    best = next(views)[1]
+    arg = xp.zeros(best.shape, dtype=np.int8 if kernel[0] * kernel[1] < 128 else np.int32)
+    if kernel == (1, 1):
+        best = best.copy()  # not a view of x
+    for k, v in views:  # NOTE: whole-array ops; copyto(..., where=) is several times slower in NumPy
+        later = v > best  # strictly: an equal value later in the window does not win
+        arg = xp.where(later, arg.dtype.type(k), arg)
+        best = xp.maximum(best, v)
+    return best, arg
 
 
 def _max_pool_select(x, attrs):
     """``x`` read at the window positions ``attrs["argmax"]`` names: MaxPool2D with the positions given."""
     xp = x._device.xp
     rows = _window_rows(xp, x._data, attrs["kernel"], attrs["geom"], attrs["argmax"].shape[2:], 0)
-    out = xp.take_along_axis(rows, attrs["argmax"][..., None], axis=-1)[..., 0]
+    out = xp.take_along_axis(rows, attrs["argmax"][..., None].astype(np.intp), axis=-1)[..., 0]
     return emit("MaxPool2D", out, x._device, (x,), attrs)
 
 
@@ -97,9 +134,17 @@ def _max_pool_route(dy, attrs):
                          f"{arg.shape} of x of shape {attrs['x_shape']}")
     d = dy._data
     zero = xp.zeros((), dtype=d.dtype)
-    kw = kernel[1]
-    data = col2im(xp, lambda i, j: xp.where(arg == i * kw + j, d, zero), attrs["x_shape"], d.dtype, kernel,
-                  geom.stride, (1, 1), arg.shape[2:], geom.padding)
+    kh, kw = kernel
+    if _tiles(attrs):  # each input element is in one window: written once, no zeros to add to
+        n, c, oh, ow = d.shape
+        tiled = xp.empty((n, c, oh, kh, ow, kw), dtype=d.dtype)
+        for i in range(kh):
+            for j in range(kw):
+                tiled[:, :, :, i, :, j] = xp.where(arg == i * kw + j, d, zero)
+        data = _untile(xp, tiled, attrs["x_shape"])
+    else:
+        data = col2im(xp, lambda i, j: xp.where(arg == i * kw + j, d, zero), attrs["x_shape"], d.dtype, kernel,
+                      geom.stride, (1, 1), arg.shape[2:], geom.padding)
     return emit("MaxPool2DGrad", data, dy._device, (dy,), attrs)
 
 
@@ -117,9 +162,8 @@ def max_pool2d_grad(x, dy, kernel_size, stride=None, padding=0):
     """
     x = unary(x)
     kernel, geom, out_hw = _geometry("MaxPool2DGrad", x.shape, kernel_size, stride, padding)
-    rows = _window_rows(x._device.xp, x._data, kernel, geom, out_hw, _lowest(x.dtype))
-    return _max_pool_route(dy, {"argmax": rows.argmax(axis=-1), "kernel": kernel, "geom": geom,
-                                "x_shape": x.shape})
+    arg = _max_and_argmax(x._device.xp, x._data, kernel, geom, out_hw)[1]
+    return _max_pool_route(dy, {"argmax": arg, "kernel": kernel, "geom": geom, "x_shape": x.shape})
 
 
 @RegisterGradient("MaxPool2DGrad")
@@ -155,8 +199,10 @@ def _avg_pool(x, attrs):
         raise DTypeError(f"op 'AvgPool2D' takes a float tensor, got dtype {x.dtype}")
     xp = x._device.xp
     kernel = attrs["kernel"]
-    rows = _window_rows(xp, x._data, kernel, attrs["geom"], attrs["out_hw"], 0)
-    out = rows.sum(axis=-1)
+    views = _offset_views(padded(xp, x._data, attrs["geom"].padding), kernel, attrs["geom"].stride, attrs["out_hw"])
+    out = next(views)[1].copy()
+    for _, v in views:
+        out += v  # NOTE: a sum over the strided windows view reduces along short rows, several times slower
     out *= xp.asarray(1.0 / (kernel[0] * kernel[1]), dtype=out.dtype)
     return emit("AvgPool2D", out, x._device, (x,), attrs)
 
@@ -175,8 +221,16 @@ def _avg_pool_spread(dy, attrs):
         raise ShapeError(f"op 'AvgPool2DGrad': dy of shape {dy.shape} does not match the pooled output "
                          f"{expected} of x of shape {attrs['x_shape']}")
     share = dy._data * xp.asarray(1.0 / (kernel[0] * kernel[1]), dtype=dy.dtype)
-    data = col2im(xp, lambda i, j: share, attrs["x_shape"], share.dtype, kernel, geom.stride, (1, 1),
-                  attrs["out_hw"], geom.padding)
+    if _tiles(attrs):  # each input element is in one window: written once
+        n, c, oh, ow = share.shape
+        tiled = xp.empty((n, c, oh, kernel[0], ow, kernel[1]), dtype=share.dtype)
+        for i in range(kernel[0]):
+            for j in range(kernel[1]):
+                tiled[:, :, :, i, :, j] = share
+        data = _untile(xp, tiled, attrs["x_shape"])
+    else:
+        data = col2im(xp, lambda i, j: share, attrs["x_shape"], share.dtype, kernel, geom.stride, (1, 1),
+                      attrs["out_hw"], geom.padding)
     return emit("AvgPool2DGrad", data, dy._device, (dy,), attrs)
 
 
