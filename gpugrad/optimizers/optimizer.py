@@ -186,8 +186,14 @@ class Optimizer:
         for pair in grads_and_vars:
             seen = True
             grad, var = pair
-            if grad is not None:
-                pairs.append((self._checked(grad, var), var))
+            if grad is None:
+                continue
+            # the common case in one test; anything else gets the full check (and its error)
+            if not (grad.__class__ is Tensor and var.__class__ is Variable and grad._device is var._device
+                    and grad._data.shape == var._data.shape and grad._data.dtype == var._data.dtype
+                    and var._data.dtype.kind == "f"):
+                grad = self._checked(grad, var)
+            pairs.append((grad, var))
         if not pairs:
             if seen:
                 raise ValueError(f"{self.name}: no gradient for any variable (every gradient is None); "
