@@ -137,7 +137,12 @@ STOCHASTIC = {"Dropout"}  # draw different random numbers on each device
 
 
 def _values_and_grads(spec, device):
-    xs = [gg.tensor(a, device=device) for a in spec.inputs()]
+    with gg.device(device):  # tensors a spec makes itself (indices, constants) go to the same device
+        return _values_and_grads_here(spec)
+
+
+def _values_and_grads_here(spec):
+    xs = [gg.tensor(a) for a in spec.inputs()]
     with gg.GradientTape() as tape:
         tape.watch(xs)
         y = spec.fn(*xs)
