@@ -87,13 +87,15 @@ class CupyBackend:
         """A CuPy array of ``data`` on device ``index``: a host array is copied there,
         a CuPy array on another GPU is copied device to device, one already there is kept."""
         cupy = self.xp
-        with cupy.cuda.Device(index):
-            if isinstance(data, cupy.ndarray) and self._device_index(data) != index:
-                out = cupy.empty(data.shape, data.dtype)
-                src = cupy.ascontiguousarray(data)
+        if isinstance(data, cupy.ndarray) and self._device_index(data) != index:
+            with cupy.cuda.Device(self._device_index(data)):
+                src = cupy.ascontiguousarray(data)  # made contiguous where it lives
+            with cupy.cuda.Device(index):
+                out = cupy.empty(src.shape, src.dtype)
                 if src.nbytes:
                     out.data.copy_from_device(src.data, src.nbytes)
-                data = out
+            data = out
+        with cupy.cuda.Device(index):
             return cupy.asarray(data, dtype=dtype)
 
     def to_numpy(self, array):
