@@ -15,10 +15,11 @@ that fails, crashes or runs out of time does not stop the next:
    round trips and DLPack, device errors;
 3. benchmark G1 (``benchmarks/g1_fused_kernels.py``): every kernel at 64 Mi
    float32, bandwidth against a device-to-device copy, speed against unfused;
-4. the whole table-driven gradient check on ``"cuda"``: ``tests/test_gradients.py``
-   (its cuda params) and every spec's values and gradients, GPU against CPU. It
-   runs last because compiling CuPy's kernels for every op on a fresh machine
-   takes most of its time; whatever the budget leaves is its limit.
+4. the whole table-driven gradient check on ``"cuda"`` (every spec's values and
+   gradients GPU against CPU, then ``tests/test_gradients.py``'s cuda params),
+   then every other test marked ``gpu`` in ``tests/``. It runs last because
+   compiling CuPy's kernels for every op on a fresh machine takes most of its
+   time; whatever the budget leaves is its limit.
 
 Logs, the pytest JUnit XML files and ``g1.json`` go to ``$OUT`` when it is set
 (else ``$TMPDIR/gpugrad-gpu-check/``); the summary table is printed last. Exit status 0
@@ -168,7 +169,8 @@ def main(argv=None):
 
     print("\n== 2/4 GPU tests: tests/test_gpu.py (fused kernels, round trips, devices)", flush=True)
     parts.append(run_part(Part("GPU tests"), pytest_base + [
-        "tests/test_gpu.py", "-k", "not gradients_on_gpu", f"--junitxml={os.path.join(out, 'test_gpu.xml')}"],
+        "tests/test_gpu.py", "-k", "not gradients_on_gpu", "--continue-on-collection-errors",
+        f"--junitxml={os.path.join(out, 'test_gpu.xml')}"],
         min(100.0, remaining(110)), os.path.join(out, "test_gpu.log"), env, not args.quiet))
 
     print("\n== 3/4 benchmark G1 (64 Mi float32 per kernel)", flush=True)
@@ -177,10 +179,13 @@ def main(argv=None):
                                                   "--json", g1_json],
                           min(90.0, remaining(35)), os.path.join(out, "g1.log"), env, not args.quiet))
 
-    print("\n== 4/4 gradient table on cuda: tests/test_gradients.py [cuda] + every spec GPU vs CPU", flush=True)
-    parts.append(run_part(Part("gradient table on cuda"), pytest_base + [
-        "tests/test_gradients.py", "tests/test_gpu.py", "-k", "cuda or gradients_on_gpu",
-        f"--junitxml={os.path.join(out, 'test_gradients_cuda.xml')}"],
+    print("\n== 4/4 gradient table on cuda (every spec GPU vs CPU, tests/test_gradients.py [cuda]), "
+          "then the other gpu-marked tests", flush=True)
+    others = sorted(f"tests/{f}" for f in os.listdir(os.path.join(ROOT, "tests"))
+                    if f.startswith("test_") and f.endswith(".py") and f not in ("test_gpu.py", "test_gradients.py"))
+    parts.append(run_part(Part("gradient table + other GPU tests"), pytest_base + [
+        "-m", "gpu", "--continue-on-collection-errors", "tests/test_gpu.py::test_gradients_on_gpu_match_the_cpu",
+        "tests/test_gradients.py", *others, f"--junitxml={os.path.join(out, 'test_gradients_cuda.xml')}"],
         remaining(5), os.path.join(out, "test_gradients_cuda.log"), env, not args.quiet))
 
     print("\n== summary", flush=True)
