@@ -133,10 +133,11 @@ def col2im(xp, piece, shape, dtype, kernel, stride, dilation, out_hw, padding, a
 
 
 # ---------------------------------------------------------------- array kernels
-# The matrices are channel-last: the windows as (N*OH*OW, KH*KW*C/G) rows and
-# dy as (N*OH*OW, O/G), one pair per group. In an NHWC copy of the padded
-# input each window row is KH runs of KW*C contiguous values, which NumPy
-# copies several times faster than the short rows of an NCHW window.
+# The windows are channel-last rows, (N*OH*OW, KH*KW*C/G) per group; filters
+# and dy are (O/G, ...) matrices, and BLAS reads the transposes it needs in
+# place. In an NHWC copy of the padded input each window row is KH runs of
+# KW*C contiguous values, which NumPy copies several times faster than the
+# short rows of an NCHW window.
 
 
 def _nhwc_padded(xp, x, padding):
@@ -165,14 +166,20 @@ def _im2col(xp, x, kernel, geom, out_hw):
 
 
 def _w_matrix(xp, w, groups):
-    """Filters (O, C/G, KH, KW) as (G, KH*KW*C/G, O/G), rows in the order of :func:`_im2col`'s columns."""
+    """Filters (O, C/G, KH, KW) as (G, O/G, KH*KW*C/G), columns in the order of :func:`_im2col`'s."""
     o, cg, kh, kw = w.shape
-    return xp.ascontiguousarray(w.reshape(groups, o // groups, cg, kh, kw).transpose(0, 3, 4, 2, 1)).reshape(
-        groups, kh * kw * cg, o // groups)
+    w = w.reshape(groups, o // groups, cg, kh, kw).transpose(0, 1, 3, 4, 2)
+    return xp.ascontiguousarray(w).reshape(groups, o // groups, -1)
 
 
 def _dy_matrix(xp, dy, groups):
-    """``dy`` (N, O, OH, OW) as (G, N*OH*OW, O/G)."""
+    """``dy`` (N, O, OH, OW) as (G, O/G, N*OH*OW): a copy that moves whole OH*OW planes."""
+    n, o = dy.shape[:2]
+    return xp.ascontiguousarray(dy.transpose(1, 0, 2, 3)).reshape(groups, o // groups, -1)
+
+
+def _dy_rows(xp, dy, groups):
+    """``dy`` (N, O, OH, OW) as (G, N*OH*OW, O/G), contiguous (batched products read it faster)."""
     n, o, oh, ow = dy.shape
     d = dy.reshape(n, groups, o // groups, oh, ow).transpose(1, 0, 3, 4, 2)
     return xp.ascontiguousarray(d).reshape(groups, n * oh * ow, o // groups)
@@ -181,12 +188,11 @@ def _dy_matrix(xp, dy, groups):
 def _conv_forward(xp, x, w, geom):
     n = x.shape[0]
     o, _, kh, kw = w.shape
-    g = geom.groups
     oh, ow = (output_size(s, p, k, st, d) for s, p, k, st, d in
               zip(x.shape[2:], geom.padding, (kh, kw), geom.stride, geom.dilation))
-    out = xp.matmul(_im2col(xp, x, (kh, kw), geom, (oh, ow)), _w_matrix(xp, w, g))  # (G, N*OH*OW, O/G)
-    out = out.reshape(g, n, oh, ow, o // g).transpose(1, 0, 4, 2, 3)
-    return xp.ascontiguousarray(out).reshape(n, o, oh, ow)
+    cols = _im2col(xp, x, (kh, kw), geom, (oh, ow))
+    out = xp.matmul(_w_matrix(xp, w, geom.groups), cols.transpose(0, 2, 1))  # (G, O/G, N*OH*OW)
+    return xp.ascontiguousarray(out.reshape(o, n, oh, ow).transpose(1, 0, 2, 3))
 
 
 def _backprop_input(xp, dy, w, x_shape, geom):
@@ -196,7 +202,7 @@ def _backprop_input(xp, dy, w, x_shape, geom):
     # the input gradient each window offset (i, j) receives, (G, KH*KW, N*OH*OW, C/G): one
     # product per offset, so that each offset's block is contiguous for the strided adds below
     w_offsets = w.reshape(g, o // g, cg, kh * kw).transpose(0, 3, 1, 2)  # (G, KH*KW, O/G, C/G)
-    dcols = xp.matmul(_dy_matrix(xp, dy, g)[:, None], w_offsets)
+    dcols = xp.matmul(_dy_rows(xp, dy, g)[:, None], w_offsets)
     dcols = dcols.reshape(g, kh, kw, n, oh, ow, cg)
     piece = (lambda i, j: dcols[0, i, j]) if g == 1 else (lambda i, j: dcols[:, i, j].transpose(1, 2, 3, 0, 4))
     dxh = col2im(xp, piece, (n,) + tuple(x_shape[2:]) + (g, cg)[g == 1:], dcols.dtype, (kh, kw), geom.stride,
@@ -206,9 +212,8 @@ def _backprop_input(xp, dy, w, x_shape, geom):
 
 def _backprop_filter(xp, x, dy, w_shape, geom):
     o, cg, kh, kw = w_shape
-    g = geom.groups
     cols = _im2col(xp, x, (kh, kw), geom, dy.shape[2:])
-    dw = xp.matmul(_dy_matrix(xp, dy, g).transpose(0, 2, 1), cols)  # (G, O/G, KH*KW*C/G)
+    dw = xp.matmul(_dy_matrix(xp, dy, geom.groups), cols)  # (G, O/G, KH*KW*C/G)
     return xp.ascontiguousarray(dw.reshape(o, kh, kw, cg).transpose(0, 3, 1, 2))
 
 
