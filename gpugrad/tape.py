@@ -13,14 +13,22 @@ outer tape records the gradient computation: that is how second and higher
 derivatives work.
 """
 import contextlib
+import sys
+from sys import getrefcount
 
 from . import nest
 from .errors import DeviceError, DTypeError, GradientError, ShapeError
 from .ops import add, ones_like, sum_to, zeros_like
+from .ops.base import donated
 from .recorder import INPUTS, OUTPUTS, Op, active_tapes
 from . import registry
 from .registry import gradient_rule
 from .tensor import Tensor, Variable, as_tensor
+
+
+# Reusing a dying gradient's buffer needs exact reference counts: CPython before 3.14.
+donating = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
+DONATE_MIN_SIZE = 1 << 15  # elements: below this a fresh allocation costs nothing
 
 
 class GradientTape:
@@ -230,6 +238,11 @@ def _backward(records, seeds, source_ids, release=False):
             if dy is None:
                 continue
             out_grads = (dy,)
+            # dy's buffer may take the rule's result when nothing else can see it: this loop holds
+            # the only references (dy, out_grads; getrefcount adds one) and no outer tape records.
+            if (donating and dy._data.size >= DONATE_MIN_SIZE and not active_tapes and key not in source_ids
+                    and getrefcount(dy) == 3 and getrefcount(dy._data) == 2 and dy._data.base is None):
+                donated[0] = dy._data
         else:
             out_grads = tuple([grads.get(id(o)) if id(o) in source_ids else grads.pop(id(o), None)
                                for o in outputs])
@@ -239,6 +252,7 @@ def _backward(records, seeds, source_ids, release=False):
         if versions is not None:
             _check_versions(op_type, inputs, versions)
         if backward_fn is not None:
+            donated[0] = None
             in_grads = backward_fn(*out_grads)
             if in_grads is None or isinstance(in_grads, Tensor):
                 in_grads = (in_grads,)
@@ -251,6 +265,7 @@ def _backward(records, seeds, source_ids, release=False):
             op.outputs = outputs if op_type in reading_outputs else None
             rec = outputs = None
             in_grads = rule(op, *out_grads)
+            donated[0] = None
         if len(in_grads) != len(inputs):
             raise GradientError(
                 f"the gradient of op {op_type!r} returned {len(in_grads)} gradients for "

@@ -9,7 +9,7 @@ import numpy as np
 from ..registry import RegisterGradient
 from .arithmetic import multiply, where
 from ..tensor import Tensor
-from .base import ONE, emit, hot_grad, unary
+from .base import ONE, emit, hot_grad, unary, writes_out
 
 __all__ = ['tanh', 'tanh_grad', 'sigmoid', 'sigmoid_grad', 'relu', 'relu_grad', 'leaky_relu', 'leaky_relu_grad', 'elu', 'elu_grad', 'softplus', 'softplus_grad']
 
@@ -31,8 +31,9 @@ def tanh(x):
     return emit("Tanh", x._device.xp.tanh(x._data), x._device, (x,))
 
 
-def _tanh_grad_cpu(y, dy):
-    return dy * (ONE[y.dtype] - y * y)
+@writes_out
+def _tanh_grad_cpu(y, dy, out=None):
+    return np.multiply(dy, ONE[y.dtype] - y * y, out=out)
 
 
 @RegisterGradient("Tanh")
@@ -84,8 +85,9 @@ def _sigmoid_grad(op, dy):
     return (sigmoid_grad(op.outputs[0], dy),)
 
 
-def _sigmoid_grad_cpu(y, dy):
-    return dy * (y * (ONE[y.dtype] - y))
+@writes_out
+def _sigmoid_grad_cpu(y, dy, out=None):
+    return np.multiply(dy, y * (ONE[y.dtype] - y), out=out)
 
 
 def sigmoid_grad(y, dy):
@@ -125,8 +127,9 @@ def _relu_grad(op, dy):
     return (relu_grad(op.outputs[0], dy),)
 
 
-def _relu_grad_cpu(y, dy):
-    return dy * (y > 0)
+@writes_out
+def _relu_grad_cpu(y, dy, out=None):
+    return np.multiply(dy, y > 0, out=out)
 
 
 def relu_grad(y, dy):

@@ -116,6 +116,17 @@ def fused(kernel_name, cpu_formula, device, *arrays, **params):
     return device.backend.fused(kernel_name, *arrays, **params)
 
 
+# The upstream gradient array the backward sweep may overwrite: set by the sweep
+# only while it runs a rule whose dy nobody else holds (see gpugrad.tape).
+donated = [None]
+
+
+def writes_out(cpu_formula):
+    """Mark a hot gradient's CPU formula as taking ``out=``, so a free dy buffer can hold its result."""
+    cpu_formula.writes_out = True
+    return cpu_formula
+
+
 def hot_grad(op_type, kernel_name, cpu_formula, a, dy, attrs=None):
     """Emit fused gradient op ``op_type`` of saved tensor ``a`` and upstream ``dy``.
 
@@ -126,7 +137,12 @@ def hot_grad(op_type, kernel_name, cpu_formula, a, dy, attrs=None):
     if dy._device is not dev:
         same_device((a, dy), op_type)
     if dev is CPU:
-        data = cpu_formula(a._data, dy._data) if attrs is None else cpu_formula(a._data, dy._data, **attrs)
+        if dy._data is donated[0] and dy._data.dtype == a._data.dtype and hasattr(cpu_formula, "writes_out"):
+            data = cpu_formula(a._data, dy._data, out=dy._data)  # dy's buffer is free: reuse it
+        elif attrs is None:
+            data = cpu_formula(a._data, dy._data)
+        else:
+            data = cpu_formula(a._data, dy._data, **attrs)
     else:
         data = dev.backend.fused(kernel_name, a._data, dy._data, **(attrs or {}))
     return emit(op_type, data, dev, (a, dy), attrs)

@@ -5,9 +5,11 @@ The hot gradients (``SquareGrad``, ``SqrtGrad``, ``RsqrtGrad``,
 fused kernel on the GPU, NumPy on the CPU, and a registered gradient of their
 own so second order runs through them too.
 """
+import numpy as np
+
 from ..registry import RegisterGradient
 from .arithmetic import multiply, negative
-from .base import emit, host_scalar, hot_grad, scalar_of_broadcast, unary
+from .base import emit, host_scalar, hot_grad, scalar_of_broadcast, unary, writes_out
 
 __all__ = ['square', 'square_grad', 'sqrt', 'sqrt_grad', 'rsqrt', 'rsqrt_grad', 'reciprocal', 'reciprocal_grad', 'exp', 'exp_grad', 'log', 'log_grad', 'expm1', 'log1p', 'sin', 'cos']
 
@@ -33,11 +35,12 @@ def _square_grad(op, dy):
     return (square_grad(op.inputs[0], dy),)
 
 
-def _square_grad_cpu(x, dy):
+@writes_out
+def _square_grad_cpu(x, dy, out=None):
     c = scalar_of_broadcast(dy)
     if c is not None:  # dy from a reduction: one pass instead of two
-        return x * (c + c)
-    return (x + x) * dy
+        return np.multiply(x, c + c, out=out)
+    return np.multiply(x + x, dy, out=out)
 
 
 def square_grad(x, dy):
@@ -77,8 +80,9 @@ def _sqrt_grad(op, dy):
     return (sqrt_grad(op.outputs[0], dy),)
 
 
-def _sqrt_grad_cpu(y, dy):
-    return dy / (y + y)
+@writes_out
+def _sqrt_grad_cpu(y, dy, out=None):
+    return np.divide(dy, y + y, out=out)
 
 
 def sqrt_grad(y, dy):
@@ -117,8 +121,10 @@ def _rsqrt_grad(op, dy):
     return (rsqrt_grad(op.outputs[0], dy),)
 
 
-def _rsqrt_grad_cpu(y, dy):
-    return (dy * host_scalar(-0.5, dy)) * (y * y * y)
+@writes_out
+def _rsqrt_grad_cpu(y, dy, out=None):
+    cube = y * y * y
+    return np.multiply(np.multiply(dy, host_scalar(-0.5, dy), out=out), cube, out=out)
 
 
 def rsqrt_grad(y, dy):
@@ -155,8 +161,10 @@ def _reciprocal_grad(op, dy):
     return (reciprocal_grad(op.outputs[0], dy),)
 
 
-def _reciprocal_grad_cpu(y, dy):
-    return -dy * (y * y)
+@writes_out
+def _reciprocal_grad_cpu(y, dy, out=None):
+    square = y * y
+    return np.multiply(np.negative(dy, out=out), square, out=out)
 
 
 def reciprocal_grad(y, dy):
@@ -196,8 +204,9 @@ def _exp_grad(op, dy):
     return (exp_grad(op.outputs[0], dy),)
 
 
-def _exp_grad_cpu(y, dy):
-    return dy * y
+@writes_out
+def _exp_grad_cpu(y, dy, out=None):
+    return np.multiply(dy, y, out=out)
 
 
 def exp_grad(y, dy):
@@ -234,8 +243,9 @@ def _log_grad(op, dy):
     return (log_grad(op.inputs[0], dy),)
 
 
-def _log_grad_cpu(x, dy):
-    return dy / x
+@writes_out
+def _log_grad_cpu(x, dy, out=None):
+    return np.divide(dy, x, out=out)
 
 
 def log_grad(x, dy):
