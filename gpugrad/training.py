@@ -118,7 +118,7 @@ def accuracy(model, images, labels, batch_size=512):
 
 
 def train(model="mlp", epochs=None, batch_size=None, lr=None, optimizer=None, device=None, seed=0,
-          save=None, progress=True, out=sys.stdout):
+          save=None, progress=True, out=None):
     """Train ``model`` on the digits' training split; returns a :class:`TrainResult`.
 
     Unset arguments take the model's defaults (:data:`DEFAULTS`); ``device``
@@ -138,7 +138,7 @@ def train(model="mlp", epochs=None, batch_size=None, lr=None, optimizer=None, de
     x_train, y_train, x_test, y_test = standardized_digits(flat, dev)
     order = np.random.default_rng(seed)
     steps_per_epoch = -(-x_train.shape[0] // settings["batch_size"])
-    bar = _progress_bar(settings["epochs"] * steps_per_epoch, progress, out, f"{model} on {dev.name}")
+    bar = _progress_bar(settings["epochs"] * steps_per_epoch, progress, out or sys.stdout, f"{model} on {dev.name}")
     net.train()
     loss = None
     steps = 0
