@@ -322,3 +322,18 @@ def test_shape_errors_name_the_op_and_shapes():
         gg.pad(x, -1)
     with raises(TypeError, "Pad"):
         gg.pad(x, 1.5)
+
+
+@pytest.mark.parametrize("shape, idx", [
+    ((10, 3), [1, -1, 1, 0, 9]),
+    ((5, 2, 3), [[0, 4], [4, -5]]),
+    ((4,), [0, 0, 3]),
+])
+def test_row_scatter_add_matches_numpy_add_at(shape, idx):
+    from gpugrad.ops.indexing import getitem_grad
+
+    idx = np.array(idx)
+    values = np.random.default_rng(0).standard_normal(idx.shape + shape[1:])
+    expected = np.zeros(shape)
+    np.add.at(expected, (idx,), values)
+    np.testing.assert_array_equal(getitem_grad(gg.tensor(values), (idx,), shape).numpy(), expected)

@@ -195,12 +195,28 @@ def getitem_grad(dy, key, shape, accumulate=True):
     if not accumulate:
         z[key] = dy._data
     elif dev is CPU:
-        np.add.at(z, key, dy._data)
+        _scatter_add_cpu(z, key, dy._data)
     else:
         import cupyx
 
         cupyx.scatter_add(z, key, dy._data)
     return emit("GetItemGrad", z, dev, (dy,), {"key": key, "shape": tuple(shape), "accumulate": accumulate})
+
+
+def _scatter_add_cpu(z, key, values):
+    """``np.add.at(z, key, values)``; whole rows picked by one index array take NumPy's
+    much faster 1-D path (each row's elements addressed by flat position).
+    """
+    parts = key if isinstance(key, tuple) else (key,)
+    idx = parts[0]
+    if len(parts) == 1 and getattr(idx, "dtype", None) is not None and idx.dtype.kind in "iu" \
+            and idx.ndim >= 1 and z.ndim >= 2 and z.shape[0]:
+        row = z.size // z.shape[0]
+        idx = np.where(idx < 0, idx + z.shape[0], idx)  # the same rows NumPy indexing picks
+        positions = (idx.reshape(-1, 1) * row + np.arange(row)).reshape(-1)
+        np.add.at(z.reshape(-1), positions, values.reshape(-1))
+    else:
+        np.add.at(z, key, values)
 
 
 @RegisterGradient("GetItemGrad")
