@@ -11,7 +11,7 @@ from gpugrad.gradient_checker import compute_gradient, max_error
 from gpugrad.recorder import active_tapes
 
 from .conftest import device_params
-from .op_specs import ALL_SPECS, OpSpec
+from .op_specs import ALL_SPECS, OpSpec, elementwise, special
 
 SPEC_PARAMS = [pytest.param(spec, id=spec.id) for spec in ALL_SPECS]
 TOL64 = 1e-6
@@ -74,6 +74,32 @@ def test_first_order_float32(spec: OpSpec, device):
         xs = [gg.tensor(a) for a in spec.inputs(dtype=np.float32)]
         check(spec.fn, xs, delta=1e-2, tol=3e-2)
 
+
+
+ELEMENTWISE_PARAMS = [pytest.param(spec, id=spec.id) for spec in elementwise.SPECS + special.SPECS if spec.order >= 2]
+
+
+@pytest.mark.parametrize("device", device_params())
+@pytest.mark.parametrize("spec", ELEMENTWISE_PARAMS)
+def test_third_order_float64_elementwise(spec: OpSpec, device):
+    """The gradient of the second-order gradient function: third derivatives, fused gradients' included."""
+    with gg.device(device):
+        xs = [gg.tensor(a) for a in spec.inputs()]
+        second = gradient_function(spec.fn, len(xs))
+        check(gradient_function(second, len(xs), seed=2), xs, delta=1e-6, tol=1e-5)
+
+
+def test_third_order_check_catches_a_detached_second_derivative(monkeypatch):
+    def detached(op, g):  # right values, but its first term is a constant: third order goes wrong
+        y, dy = op.inputs
+        return g * gg.tensor((-2.0 * dy * y).numpy()), gg.ops.tanh_grad(y, g)
+
+    monkeypatch.setitem(gg.registry.rules, "TanhGrad", detached)
+    xs = [gg.tensor(np.array([[-0.5, 0.2, 0.9]]))]
+    second = gradient_function(gg.tanh, 1)
+    check(second, xs, delta=1e-6, tol=1e-5)  # second order still agrees
+    with pytest.raises(AssertionError):
+        check(gradient_function(second, 1, seed=2), xs, delta=1e-6, tol=1e-5)
 
 def test_every_registered_op_has_a_spec():
     covered = {spec.op_type for spec in ALL_SPECS}
