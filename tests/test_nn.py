@@ -70,6 +70,14 @@ def test_shared_variables_and_modules_are_listed_once_and_cycles_end():
     assert len(m.variables) == 9
 
 
+def test_variables_are_named_variables_in_the_same_order():
+    """``variables`` walks without building paths; it must list what ``named_variables`` lists."""
+    m = Nest()
+    m.again, m.tied, m.first.parent = m.first, m.blocks[1][0], m
+    assert [id(v) for v in m.variables] == [id(v) for _, v in m.named_variables()]
+    assert [id(v) for v in m.trainable_variables] == [id(v) for _, v in m.named_variables() if v.trainable]
+
+
 def test_call_runs_forward_and_a_module_without_forward_says_so():
     assert Pair()(gg.tensor([3.0])).numpy().tolist() == [5.0]
     with pytest.raises(NotImplementedError, match="Module does not define forward"):

@@ -53,6 +53,32 @@ def _walk(value, path, found, seen, modules):
             _walk(item, _join(path, key), found, seen, modules)
 
 
+def _variables(value, found, seen):
+    """Append the Variables reachable from ``value`` to ``found``, in :func:`_walk`'s order, without paths.
+
+    The optimizer asks for ``trainable_variables`` on every step: this walk
+    skips building path strings and recursing into plain attributes.
+    """
+    if isinstance(value, Variable):
+        if id(value) not in seen:
+            seen.add(id(value))
+            found.append(value)
+    elif isinstance(value, Module):
+        if id(value) not in seen:
+            seen.add(id(value))
+            for name, attr in vars(value).items():
+                if isinstance(attr, _HOLDERS) and name != "training":
+                    _variables(attr, found, seen)
+    elif isinstance(value, dict):
+        for item in value.values():
+            if isinstance(item, _HOLDERS):
+                _variables(item, found, seen)
+    else:  # list or tuple
+        for item in value:
+            if isinstance(item, _HOLDERS):
+                _variables(item, found, seen)
+
+
 def named_variables_of(structure):
     """``[(path, Variable), ...]`` of a Module, a Variable, or a list/tuple/dict of them (nested).
 
@@ -95,10 +121,15 @@ class Module:
         """``[(path, Variable), ...]`` of every Variable reachable from this module."""
         return self._collect()[0]
 
+    def _variables(self):
+        found = []
+        _variables(self, found, set())
+        return found
+
     @property
     def variables(self):
         """Every Variable of this module and its sub-modules, trainable or not."""
-        return [v for _, v in self._collect()[0]]
+        return self._variables()
 
     @property
     def trainable_variables(self):
@@ -110,12 +141,12 @@ class Module:
             >>> [tuple(v.shape) for v in layer.trainable_variables]
             [(3, 2), (2,)]
         """
-        return [v for _, v in self._collect()[0] if v.trainable]
+        return [v for v in self._variables() if v.trainable]
 
     @property
     def non_trainable_variables(self):
         """Variables that are state, not parameters (e.g. BatchNorm's running statistics)."""
-        return [v for _, v in self._collect()[0] if not v.trainable]
+        return [v for v in self._variables() if not v.trainable]
 
     def named_modules(self):
         """``[(path, Module), ...]``: this module (path ``''``) and every sub-module, depth first."""
@@ -159,3 +190,6 @@ class Module:
     def extra_repr(self):
         """The text inside this module's ``repr`` parentheses (layers override it)."""
         return ""
+
+
+_HOLDERS = (Variable, Module, list, tuple, dict)  # what may hold a Variable (read by _variables)
