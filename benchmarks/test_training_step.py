@@ -1,0 +1,262 @@
+"""W2 and W4, one full training step (forward, backward, SGD update) of a ReLU perceptron.
+
+- W2: the digits MLP 64-256-256-10, a batch of 64 standardized digits, softmax
+  cross-entropy (mean), SGD at learning rate 0.1; reported in ms per step.
+- W4: 512-1024-1024-10, a batch of 256 random inputs, the same loss and step.
+
+gpugrad runs the step as the examples do: ``optimizer.minimize`` of the loss
+of a ``gg.nn.Sequential`` of ``Dense`` layers, its variable list found once. Beside it in the same
+group: the same step written by hand in NumPy (float32 throughout, no gradient
+for the input batch, updates in place), and PyTorch on the CPU when it is
+installed (``nn.Sequential`` of ``Linear`` and ``ReLU``, ``F.cross_entropy``,
+``optim.SGD``). Every implementation starts from the same weights and repeats
+the step on the same batch; ``test_*_implementations_agree`` checks that one
+step gives the same updated weights in all three.
+"""
+import numpy as np
+import pytest
+
+import gpugrad as gg
+from gpugrad.training import standardized_digits
+
+from conftest import device_params, run, synchronize
+
+LR = 0.1
+WORKLOADS = {  # name: (layer sizes, batch, timed rounds, warm-up rounds)
+    "W2": ((64, 256, 256, 10), 64, 300, 30),
+    "W4": ((512, 1024, 1024, 10), 256, 40, 4),
+}
+W2_GROUP = "W2 training step (digits MLP 64-256-256-10, batch 64, SGD)"
+W4_GROUP = "W4 training step (MLP 512-1024-1024-10, batch 256, SGD)"
+
+
+def make_problem(workload):
+    """``(weights, x, labels)``: Glorot-uniform kernels (in, out) and zero biases, one batch; float32."""
+    sizes, batch, _, _ = WORKLOADS[workload]
+    rng = np.random.default_rng(0)
+    weights = []
+    for fan_in, fan_out in zip(sizes, sizes[1:]):
+        limit = np.sqrt(6.0 / (fan_in + fan_out))
+        weights.append((rng.uniform(-limit, limit, (fan_in, fan_out)).astype(np.float32),
+                        np.zeros(fan_out, np.float32)))
+    if workload == "W2":  # the real digits, as the training job sees them
+        x_train, y_train, _, _ = standardized_digits(True, "cpu")
+        x, labels = x_train.numpy()[:batch].copy(), y_train.numpy()[:batch].copy()
+    else:
+        x = rng.standard_normal((batch, sizes[0])).astype(np.float32)
+        labels = rng.integers(0, sizes[-1], batch).astype(np.int64)
+    return weights, x, labels
+
+
+# --------------------------------------------------------------------------- gpugrad
+
+
+def gpugrad_setup(workload, device):
+    """``(step, variables)``: a step function that runs one ``minimize``, and the model's Variables."""
+    weights, x, labels = make_problem(workload)
+    layers = []
+    for i, (kernel, bias) in enumerate(weights):
+        layer = gg.nn.Dense(*kernel.shape, activation="relu" if i < len(weights) - 1 else None, device=device)
+        layer.kernel.assign(kernel)
+        layer.bias.assign(bias)
+        layers.append(layer)
+    model = gg.nn.Sequential(layers)
+    params = model.trainable_variables  # found once, as PyTorch's optimizer holds its parameters
+    optimizer = gg.optimizers.SGD(LR)
+    xb, yb = gg.tensor(x, device=device), gg.tensor(labels, device=device)
+
+    def step():
+        return optimizer.minimize(lambda: gg.softmax_cross_entropy(model(xb), yb), params)
+
+    return step, params
+
+
+# --------------------------------------------------------------------------- NumPy by hand
+
+
+def numpy_setup(workload):
+    """``(step, arrays)``: one hand-written SGD step on copies of the start weights, updated in place."""
+    weights, x, labels = make_problem(workload)
+    params = [(k.copy(), b.copy()) for k, b in weights]
+    rows = np.arange(x.shape[0])
+    inv_n, lr = np.float32(1.0 / x.shape[0]), np.float32(LR)
+
+    def step():
+        # forward, keeping each layer's input (ReLU outputs)
+        inputs = [x]
+        h = x
+        for i, (kernel, bias) in enumerate(params):
+            h = h @ kernel
+            h += bias
+            if i < len(params) - 1:
+                np.maximum(h, 0, out=h)
+                inputs.append(h)
+        # softmax cross-entropy, stable: shift by the row max
+        z = h - h.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        total = e.sum(axis=1, keepdims=True)
+        loss = np.mean(np.log(total[:, 0]) - z[rows, labels])
+        d = e / total  # (p - onehot) / N
+        d[rows, labels] -= 1
+        d *= inv_n
+        # backward, updating each layer once its gradient is known
+        for i in range(len(params) - 1, -1, -1):
+            kernel, bias = params[i]
+            a = inputs[i]
+            d_kernel, d_bias = a.T @ d, d.sum(axis=0)
+            if i:  # no gradient for the input batch
+                d = d @ kernel.T
+                d *= a > 0  # ReLU mask: a is the ReLU's output
+            kernel -= lr * d_kernel
+            bias -= lr * d_bias
+        return loss
+
+    return step, params
+
+
+# --------------------------------------------------------------------------- PyTorch
+
+
+def torch_setup(torch, workload):
+    """``(step, model)``: PyTorch's idiomatic step, from the same start weights (kernels transposed)."""
+    weights, x, labels = make_problem(workload)
+    modules = []
+    for i, (kernel, bias) in enumerate(weights):
+        linear = torch.nn.Linear(*kernel.shape)
+        with torch.no_grad():
+            linear.weight.copy_(torch.from_numpy(kernel.T.copy()))
+            linear.bias.copy_(torch.from_numpy(bias))
+        modules.append(linear)
+        if i < len(weights) - 1:
+            modules.append(torch.nn.ReLU())
+    model = torch.nn.Sequential(*modules)
+    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
+    xb, yb = torch.from_numpy(x), torch.from_numpy(labels)
+
+    def step():
+        optimizer.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(xb), yb)
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    return step, model
+
+
+def torch_weights(model):
+    linears = [m for m in model if hasattr(m, "weight")]
+    return [(m.weight.detach().numpy().T, m.bias.detach().numpy()) for m in linears]
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def reference_step(workload):
+    """The weights after one step, in float64 from the same float32 start."""
+    weights, x, labels = make_problem(workload)
+    params = [(k.astype(np.float64), b.astype(np.float64)) for k, b in weights]
+    inputs, h = [], x.astype(np.float64)
+    for i, (kernel, bias) in enumerate(params):
+        inputs.append(h)
+        h = h @ kernel + bias
+        if i < len(params) - 1:
+            h = np.maximum(h, 0)
+    p = np.exp(h - h.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    d = (p - np.eye(h.shape[1])[labels]) / h.shape[0]
+    grads = []
+    for i in range(len(params) - 1, -1, -1):
+        grads.append((inputs[i].T @ d, d.sum(axis=0)))
+        d = (d @ params[i][0].T) * (inputs[i] > 0)
+    grads.reverse()
+    return [(k - LR * dk, b - LR * db) for (k, b), (dk, db) in zip(params, grads)]
+
+
+def assert_same_weights(found, expected):
+    for (kernel, bias), (want_kernel, want_bias) in zip(found, expected, strict=True):
+        np.testing.assert_allclose(kernel, want_kernel, rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(bias, want_bias, rtol=1e-4, atol=1e-6)
+
+
+def gpugrad_weights(variables):
+    arrays = [v.numpy() for v in variables]
+    return list(zip(arrays[0::2], arrays[1::2]))
+
+
+@pytest.mark.parametrize("workload", sorted(WORKLOADS))
+def test_numpy_and_gpugrad_agree_after_one_step(workload):
+    expected = reference_step(workload)
+    step, params = numpy_setup(workload)
+    step()
+    assert_same_weights(params, expected)
+    step, variables = gpugrad_setup(workload, "cpu")
+    step()
+    assert_same_weights(gpugrad_weights(variables), expected)
+    start = make_problem(workload)[0]
+    assert not np.allclose(params[0][0], start[0][0], rtol=0, atol=1e-7)  # the step moved the weights
+
+
+@pytest.mark.parametrize("workload", sorted(WORKLOADS))
+def test_torch_agrees_after_one_step(workload, torch):
+    step, model = torch_setup(torch, workload)
+    step()
+    assert_same_weights(torch_weights(model), reference_step(workload))
+
+
+def test_the_loss_decreases_over_steps():
+    """Repeating the step on one batch (what the benchmarks time) keeps training: the loss falls."""
+    step, _ = gpugrad_setup("W2", "cpu")
+    numpy_step, _ = numpy_setup("W2")
+    losses = [(step().item(), float(numpy_step())) for _ in range(20)]
+    assert losses[-1][0] < 0.5 * losses[0][0]
+    np.testing.assert_allclose([g for g, _ in losses], [n for _, n in losses], rtol=1e-3)
+
+
+# --------------------------------------------------------------------------- benchmarks
+
+
+def timed(benchmark, workload, impl, step, device="cpu"):
+    _, _, rounds, warmup = WORKLOADS[workload]
+
+    def work():
+        loss = step()
+        synchronize(device)
+        return loss
+
+    loss = run(benchmark, work, workload=workload, impl=impl, device=device, rounds=rounds, warmup_rounds=warmup)
+    stats = getattr(benchmark, "stats", None)  # None under --benchmark-disable
+    if stats is not None:
+        benchmark.extra_info["ms_per_step"] = stats.stats.median * 1e3
+    assert np.isfinite(float(loss.item() if hasattr(loss, "item") else loss))
+
+
+@pytest.mark.benchmark(group=W2_GROUP)
+@pytest.mark.parametrize("device", device_params())
+def test_w2_gpugrad(benchmark, device):
+    timed(benchmark, "W2", "gpugrad", gpugrad_setup("W2", device)[0], device)
+
+
+@pytest.mark.benchmark(group=W2_GROUP)
+def test_w2_numpy(benchmark):
+    timed(benchmark, "W2", "numpy", numpy_setup("W2")[0])
+
+
+@pytest.mark.benchmark(group=W2_GROUP)
+def test_w2_torch(benchmark, torch):
+    timed(benchmark, "W2", "torch", torch_setup(torch, "W2")[0])
+
+
+@pytest.mark.benchmark(group=W4_GROUP)
+@pytest.mark.parametrize("device", device_params())
+def test_w4_gpugrad(benchmark, device):
+    timed(benchmark, "W4", "gpugrad", gpugrad_setup("W4", device)[0], device)
+
+
+@pytest.mark.benchmark(group=W4_GROUP)
+def test_w4_numpy(benchmark):
+    timed(benchmark, "W4", "numpy", numpy_setup("W4")[0])
+
+
+@pytest.mark.benchmark(group=W4_GROUP)
+def test_w4_torch(benchmark, torch):
+    timed(benchmark, "W4", "torch", torch_setup(torch, "W4")[0])
