@@ -176,6 +176,22 @@ class GradientTape:
             results.append(g)
         return nest.pack_like(sources, results)
 
+    def jacobian(self, target, sources, unconnected_gradients="none", parallel_iterations=None,
+                 experimental_use_pfor=True):
+        """``d target / d source`` of shape ``target.shape + source.shape``, per source.
+
+        One backward sweep per target element (see :mod:`gpugrad.jacobians`);
+        TensorFlow's ``parallel_iterations`` and ``experimental_use_pfor`` change nothing.
+        """
+        from .jacobians import jacobian
+        return jacobian(self, target, sources, unconnected_gradients)
+
+    def batch_jacobian(self, target, source, unconnected_gradients="none", parallel_iterations=None,
+                       experimental_use_pfor=True):
+        """Per batch entry ``b``, ``d target[b] / d source[b]``; one sweep per element of an entry."""
+        from .jacobians import batch_jacobian
+        return batch_jacobian(self, target, source, unconnected_gradients)
+
     def _seed_gradients(self, targets, output_gradients):
         """The gradient each target starts with: ones, or the user's ``output_gradients``."""
         given = [None] * len(targets) if output_gradients is None else nest.flatten(output_gradients)

@@ -75,7 +75,6 @@ def test_first_order_float32(spec: OpSpec, device):
         check(spec.fn, xs, delta=1e-2, tol=3e-2)
 
 
-
 ELEMENTWISE_PARAMS = [pytest.param(spec, id=spec.id) for spec in elementwise.SPECS + special.SPECS if spec.order >= 2]
 
 
