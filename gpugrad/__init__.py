@@ -21,6 +21,7 @@ from . import ops  # noqa: E402
 from .ops import *  # noqa: E402,F401,F403
 from .tape import GradientTape  # noqa: E402
 from .custom_gradient import custom_gradient, record_operation  # noqa: E402
+from .functional import grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp  # noqa: E402
 from . import gradient_checker  # noqa: E402
 from . import optimizers  # noqa: E402
 from .optimizers import clip_by_global_norm  # noqa: E402
