@@ -28,7 +28,7 @@ def test_readme_starts_with_the_two_commands():
     with open(README, encoding="utf-8") as f:
         head = f.read().split("\n")[:5]
     assert head == ["# gpugrad", "", "```sh",
-                    "pip install -e . && gpugrad info",
+                    "pip install -e \".[progress]\" && gpugrad train",
                     'pip install -e ".[test]" && pytest']
     assert head[4].split("&& ")[-1] == "pytest"  # .ci/run runs this command
 
