@@ -1,4 +1,7 @@
-"""gg.grad, value_and_grad, jacobian, hessian, hvp, vjp, jvp: closed forms, finite differences, structure, errors."""
+"""gg.grad, value_and_grad, jacobian, hessian, hvp, vjp, jvp.
+
+Closed forms, finite differences, argument structures and errors.
+"""
 import numpy as np
 import pytest
 
@@ -76,7 +79,8 @@ def test_pytree_arguments_keep_their_structure():
     g = gg.grad(f)(params, x)
     assert set(g) == {"w", "layers"} and isinstance(g["layers"], list) and isinstance(g["layers"][1], tuple)
     np.testing.assert_array_equal(g["w"].numpy(), [[1.0, 3.0]])  # b * c * x^T
-    assert g["layers"][0].item() == 14.0 and g["layers"][1][0].item() == 3.5 and g["layers"][1][1].item() == 6.0
+    assert g["layers"][0].item() == 14.0  # (w @ x) * c
+    assert g["layers"][1][0].item() == 3.5 and g["layers"][1][1].item() == 6.0
     gx = gg.grad(f, argnums=1)(params, x)
     np.testing.assert_array_equal(gx.numpy(), [[1.0], [2.0]])
 
@@ -180,7 +184,8 @@ def test_hvp_equals_hessian_times_v():
     blocks = gg.hessian(mixed, argnums=(0, 1))(x, y)
     hx, hy = gg.hvp(mixed, (x, y), (vx, vy))
     h = np.block([[b.numpy() for b in row] for row in blocks])
-    np.testing.assert_allclose(np.concatenate([hx.numpy(), hy.numpy()]), h @ np.concatenate([vx, vy]), atol=1e-12)
+    expected = h @ np.concatenate([vx, vy])
+    np.testing.assert_allclose(np.concatenate([hx.numpy(), hy.numpy()]), expected, atol=1e-12)
 
 
 def test_hvp_takes_two_sweeps_whatever_the_size(monkeypatch):
@@ -208,7 +213,8 @@ def test_vjp_of_matmul():
         da, db = vjp_fn(ct)
         np.testing.assert_allclose(da.numpy(), ct @ b.T, atol=1e-14)
         np.testing.assert_allclose(db.numpy(), a.T @ ct, atol=1e-14)
-    with pytest.raises(gg.ShapeError, match=r"cotangent 0 has shape \(4, 2\) but its output has shape \(2, 4\)"):
+    shapes = r"cotangent 0 has shape \(4, 2\) but its output has shape \(2, 4\)"
+    with pytest.raises(gg.ShapeError, match=shapes):
         vjp_fn(np.ones((4, 2)))
     with pytest.raises(ValueError, match="2 cotangent arrays for 1 output"):
         vjp_fn([np.ones((2, 4)), np.ones((2, 4))])
@@ -242,7 +248,8 @@ def test_jvp_is_exact_and_agrees_with_finite_differences():
 def test_jvp_structures_aux_and_nesting():
     primals = ({"a": np.array([1.0, 2.0]), "b": np.array(0.5)},)
     tangents = ({"a": np.array([1.0, 0.0]), "b": np.array(2.0)},)
-    out, tangent, aux = gg.jvp(lambda p: ((p["a"] * p["b"], gg.sum(p["a"])), 7), primals, tangents, has_aux=True)
+    f = lambda p: ((p["a"] * p["b"], gg.sum(p["a"])), 7)  # noqa: E731
+    out, tangent, aux = gg.jvp(f, primals, tangents, has_aux=True)
     assert aux == 7 and isinstance(tangent, tuple)
     np.testing.assert_array_equal(tangent[0].numpy(), [0.5 + 2.0, 4.0])  # b da + a db
     assert tangent[1].item() == 1.0

@@ -102,7 +102,7 @@ def erf_numpy(x):
     x = np.asarray(x, dtype=np.float64)
     a = np.abs(x)
     with np.errstate(over="ignore", invalid="ignore"):  # the discarded branches may overflow
-        out = x + _small(x)  # right for |x| < 0.84375, and NaN stays NaN
+        out = np.asarray(x + _small(x))  # right for |x| < 0.84375, and NaN stays NaN (0-d: still an array)
         big = a >= 0.84375
         if big.any():
             ab = a[big]
