@@ -20,15 +20,16 @@ def flatten(structure):
 
 def pack_like(structure, leaves):
     """``structure`` with its leaves replaced, in :func:`flatten` order, by ``leaves``."""
-    it = iter(leaves)
+    return _build(structure, iter(leaves))
 
-    def build(s):
-        if isinstance(s, dict):
-            rebuilt = {key: build(s[key]) for key in sorted(s)}
-            return {key: rebuilt[key] for key in s}
-        if isinstance(s, (list, tuple)):
-            items = [build(item) for item in s]
-            return type(s)(*items) if hasattr(s, "_fields") else type(s)(items)
-        return next(it)
 
-    return build(structure)
+def _build(structure, leaves):
+    # A module-level function, not a closure over itself: a self-referencing closure is a
+    # reference cycle that would keep ``leaves`` (say, gradients) alive until the cyclic GC runs.
+    if isinstance(structure, dict):
+        rebuilt = {key: _build(structure[key], leaves) for key in sorted(structure)}
+        return {key: rebuilt[key] for key in structure}
+    if isinstance(structure, (list, tuple)):
+        items = [_build(item, leaves) for item in structure]
+        return type(structure)(*items) if hasattr(structure, "_fields") else type(structure)(items)
+    return next(leaves)
