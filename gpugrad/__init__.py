@@ -12,7 +12,7 @@ import numpy as _np
 
 __version__ = "0.1.0"
 
-from .errors import (DeviceError, DeviceUnavailableError, DTypeError, GpugradError,  # noqa: E402
+from .errors import (AnomalyError, DeviceError, DeviceUnavailableError, DTypeError, GpugradError,  # noqa: E402
                      GradientError, IndexOutOfRangeError, LookupGradientError, ShapeError)
 from .backend import cuda_available, default_device, device, devices, get_device  # noqa: E402
 from .tensor import Tensor, Variable, from_dlpack, tensor  # noqa: E402
@@ -20,6 +20,8 @@ from .registry import NotDifferentiable, RegisterGradient, registered_ops  # noq
 from . import ops  # noqa: E402
 from .ops import *  # noqa: E402,F401,F403
 from .tape import GradientTape  # noqa: E402
+from .anomaly import detect_anomaly  # noqa: E402
+from .diagnostics import explain_gradient  # noqa: E402
 from .custom_gradient import custom_gradient, record_operation  # noqa: E402
 from .functional import grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp  # noqa: E402
 from . import gradient_checker  # noqa: E402

@@ -43,3 +43,7 @@ class LookupGradientError(GradientError, LookupError):
 
 class IndexOutOfRangeError(GpugradError, IndexError):
     """An index past the end of the axis it indexes (getitem, take, gather)."""
+
+
+class AnomalyError(GpugradError, FloatingPointError):
+    """A NaN or Inf that ``gg.detect_anomaly()`` caught in an op's output or gradient."""

@@ -16,7 +16,7 @@ import contextlib
 import sys
 from sys import getrefcount
 
-from . import nest
+from . import anomaly, nest
 from .errors import DeviceError, DTypeError, GradientError, ShapeError
 from .ops import add, ones_like, sum_to, zeros_like
 from .ops.base import donated
@@ -132,7 +132,8 @@ class GradientTape:
         ``sources`` may be a tensor or a nested list/tuple/dict of them; the
         result has the same structure. A non-scalar target is differentiated as
         its sum (or weighted by ``output_gradients``). An unconnected source
-        gets ``None``, or zeros with ``unconnected_gradients="zero"``.
+        gets ``None``, or zeros with ``unconnected_gradients="zero"``;
+        ``gg.explain_gradient(tape, target, source)`` says why a gradient is None or zero.
 
         Example:
             >>> import gpugrad as gg
@@ -245,8 +246,11 @@ def _backward(records, seeds, source_ids, release=False):
     grads = dict(seeds)
     rules, reading_outputs = registry.rules, registry.rules_reading_outputs
     op = Op(None, reached)  # one view, refilled for each record
+    anomaly_slot = anomaly.slot  # None unless gg.detect_anomaly() is on
     while on_path:
         rec = on_path.pop()
+        if anomaly_slot is not None:
+            anomaly_slot[0] = rec  # an anomaly in this op's gradient names it
         op_type, inputs, outputs, attrs, backward_fn, versions = rec
         if len(outputs) == 1:
             key = id(outputs[0])

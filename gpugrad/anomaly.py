@@ -1,0 +1,215 @@
+"""NaN/Inf anomaly mode: ``with gg.detect_anomaly():`` checks every op's outputs.
+
+While the mode is on, a pseudo-tape sits in
+:data:`gpugrad.recorder.active_tapes`. It claims to follow every tensor, so
+:func:`~gpugrad.recorder.emit` shows it the record of every op, and it keeps
+no record: it checks the op's outputs for NaN and Inf, and notes per output
+the op type and the user's source line that made it (in a dict dropped when
+the mode ends; memory stays flat). Gradient rules run gpugrad ops, so the
+backward sweep is checked the same way; the sweep puts the forward record it
+is differentiating in :data:`slot`, so an error in a gradient names the
+forward op and the line that created it.
+
+Off, the mode costs nothing: ``emit`` sees no extra tape, and the sweep tests
+one local variable per record. On, each op pays a finiteness check of its
+outputs (one pass over them, and on a GPU a wait for the result) and a short
+walk up the Python stack.
+
+What it does not see: ops inside a ``@gg.custom_gradient`` function (they run
+with no tape active; the custom op's outputs are checked), and values that no
+op made (data passed in, Variable assignments) until an op reads them.
+"""
+import contextlib
+import linecache
+import os
+import sys
+
+from .errors import AnomalyError
+from .recorder import INPUTS, OUTPUTS, TYPE, active_tapes
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_EXAMPLES = os.path.join(_PACKAGE, "examples") + os.sep  # user-level scripts shipped in the package
+
+slot = None  # while the mode is on, [the record the backward sweep is differentiating]
+_pseudo_tape = None  # the pseudo-tape in active_tapes while the mode is on
+_depth = 0  # nested detect_anomaly() blocks
+
+
+class detect_anomaly(contextlib.ContextDecorator):  # noqa: N801 - used like a function, as in PyTorch
+    """Raise :class:`~gpugrad.errors.AnomalyError` at the first op that makes a NaN or Inf.
+
+    Inside the block every op's output is checked in the forward pass and in
+    the backward sweep. The error names the op type, whether the forward pass
+    or the op's gradient made the value, and the source line (``file:line``)
+    where the op was created. Off by default; nesting is allowed; it also
+    works as a decorator.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> import numpy as np
+        >>> x = gg.tensor([1.0, 0.0])
+        >>> with gg.detect_anomaly(), np.errstate(divide="ignore"):  # NumPy's own warning aside
+        ...     with gg.GradientTape() as tape:
+        ...         tape.watch(x)
+        ...         y = gg.sqrt(x).sum()
+        ...     tape.gradient(y, x)
+        Traceback (most recent call last):
+        ...
+        gpugrad.errors.AnomalyError: backward of op 'Sqrt' made Inf: ...
+    """
+
+    def __enter__(self):
+        global slot, _pseudo_tape, _depth
+        if _depth == 0:
+            _pseudo_tape = _AnomalyTape()
+            slot = [None]
+            active_tapes.append(_pseudo_tape)
+        _depth += 1
+        return self
+
+    def __exit__(self, *exc):
+        global slot, _pseudo_tape, _depth
+        _depth -= 1
+        if _depth == 0:
+            for i, tape in enumerate(active_tapes):
+                if tape is _pseudo_tape:
+                    del active_tapes[i]
+                    break
+            _pseudo_tape = slot = None
+        return False
+
+
+def enabled():
+    """Whether anomaly mode is on.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> with gg.detect_anomaly():
+        ...     print(enabled())
+        True
+        >>> enabled()
+        False
+    """
+    return _depth > 0
+
+
+class _EveryId(dict):
+    """A tape's ``_watched`` that follows every tensor and keeps none."""
+
+    def __contains__(self, key):
+        return True
+
+    def __setitem__(self, key, value):
+        pass
+
+
+class _AnomalyTape:
+    """What ``emit`` takes for a tape: follows everything, checks each record, keeps none."""
+
+    _watch_accessed = False  # emit then never asks it to watch a variable
+
+    def __init__(self):
+        self._watched = _EveryId()
+        self._ops = _Checker()
+
+
+def _is_internal(filename):
+    return filename.startswith(_PACKAGE) and not filename.startswith(_EXAMPLES)
+
+
+class _Checker:
+    """Stands where a tape keeps its records: ``append`` checks one and remembers where it was made."""
+
+    def __init__(self):
+        self.origins = {}  # id(output) -> (op type, file, line) of the op that made it
+        self._internal = {}  # file name -> whether it is inside gpugrad
+
+    def append(self, rec):
+        f = sys._getframe(1)
+        internal = self._internal
+        while f is not None:
+            filename = f.f_code.co_filename
+            inside = internal.get(filename)
+            if inside is None:
+                inside = internal[filename] = _is_internal(filename)
+            if not inside:
+                break
+            f = f.f_back
+        where = (rec[TYPE], filename, f.f_lineno) if f is not None else (rec[TYPE], None, None)
+        origins = self.origins
+        for out in rec[OUTPUTS]:
+            origins[id(out)] = where
+            data = out._data
+            if data.dtype.kind in "fc" and not out._device.xp.isfinite(data).all():
+                _fail(rec, out, where, origins)
+
+
+# --------------------------------------------------------------------------- the error
+
+
+def _fail(rec, out, where, origins):
+    """Raise the AnomalyError for output ``out`` of record ``rec``, made at ``where``."""
+    value = _bad_value(out)
+    shape, dtype = tuple(out._data.shape), out._data.dtype
+    bad_inputs = [i for i, t in enumerate(rec[INPUTS]) if _bad_value(t)]
+    sweep = _sweep_frame()
+    if sweep is None:
+        op_type, (_, filename, lineno) = rec[TYPE], where
+        message = (f"forward of op {op_type!r} made {value} in its output (shape {shape}, {dtype}) "
+                   f"at {_place(filename, lineno)}")
+        gradient_op = None
+    else:
+        op_type, filename, lineno = _forward_op(sweep, origins)
+        message = (f"backward of op {op_type!r} made {value}: gradient op {rec[TYPE]!r} returned it "
+                   f"(shape {shape}, {dtype}); op {op_type!r} was created at {_place(filename, lineno)}")
+        if where[1] is not None:
+            message += f"\n(gradient requested at {where[1]}:{where[2]})"
+        gradient_op = rec[TYPE]
+    if bad_inputs:
+        message += (f"\nits input {bad_inputs[0]} already held NaN or Inf, made where anomaly mode "
+                    f"cannot see (data passed in, a variable's value, or an op run before the mode began)")
+    error = AnomalyError(message)
+    error.op_type, error.phase, error.value = op_type, "forward" if sweep is None else "backward", value
+    error.filename, error.lineno, error.gradient_op = filename, lineno, gradient_op
+    raise error
+
+
+def _bad_value(t):
+    """``"NaN"``, ``"Inf"`` or ``None``: what non-finite value tensor ``t`` holds."""
+    data = getattr(t, "_data", None)
+    if data is None or data.dtype.kind not in "fc":
+        return None
+    xp = t._device.xp
+    if bool(xp.isnan(data).any()):
+        return "NaN"
+    return None if bool(xp.isfinite(data).all()) else "Inf"
+
+
+def _place(filename, lineno):
+    """``file:line`` and the source text under it; a note when the place is unknown."""
+    if filename is None:
+        return "an unknown place (made before anomaly mode began)"
+    text = linecache.getline(filename, lineno).strip()
+    return f"{filename}:{lineno}" + (f"\n    {text}" if text else "")
+
+
+def _sweep_frame():
+    """The innermost frame of the backward sweep on the stack, or None in a forward pass."""
+    from .tape import _backward
+    code = _backward.__code__
+    f = sys._getframe(2)
+    while f is not None and f.f_code is not code:
+        f = f.f_back
+    return f
+
+
+def _forward_op(sweep, origins):
+    """``(op type, file, line)`` of the forward op whose gradient the sweep frame is computing."""
+    op_type = sweep.f_locals.get("op_type")
+    rec = slot[0] if slot else None
+    if rec is None or rec[TYPE] != op_type:  # a sweep nested in a custom gradient left another record
+        return op_type, None, None
+    origin = origins.get(id(rec[OUTPUTS][0]))
+    if origin is None or origin[0] != op_type:  # made before the mode began (its id may be reused)
+        return op_type, None, None
+    return origin
