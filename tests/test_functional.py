@@ -269,3 +269,14 @@ def test_wrong_tangents_name_both_shapes():
     with pytest.raises(gg.ShapeError, match="scalar"):
         gg.hvp(lambda x: x * x, (np.ones(3),), (np.ones(3),))
     assert not active_tapes
+
+
+def test_hessian_of_a_vector_function_and_with_aux():
+    x = np.array([1.0, 2.0])
+    h = gg.hessian(lambda x: x ** 3.0)(x)  # out.shape + x.shape + x.shape
+    expected = np.zeros((2, 2, 2))
+    expected[0, 0, 0], expected[1, 1, 1] = 6.0, 12.0
+    np.testing.assert_array_equal(h.numpy(), expected)
+    h, aux = gg.hessian(lambda x: (gg.sum(x ** 3.0), "aux"), has_aux=True)(x)
+    assert aux == "aux"
+    np.testing.assert_array_equal(h.numpy(), np.diag([6.0, 12.0]))
