@@ -21,8 +21,11 @@ op made (data passed in, Variable assignments) until an op reads them.
 """
 import contextlib
 import linecache
+import math
 import os
 import sys
+
+import numpy as np
 
 from .errors import AnomalyError
 from .recorder import INPUTS, OUTPUTS, TYPE, active_tapes
@@ -139,9 +142,22 @@ class _Checker:
         origins = self.origins
         for out in rec[OUTPUTS]:
             origins[id(out)] = where
-            data = out._data
-            if data.dtype.kind in "fc" and not out._device.xp.isfinite(data).all():
+            if not _finite(out):
                 _fail(rec, out, where, origins)
+
+
+def _finite(t):
+    """Whether tensor ``t`` holds no NaN and no Inf (integers always do)."""
+    data = t._data
+    if data.__class__ is np.ndarray and data.dtype.char in "fd" and data.flags.c_contiguous:
+        # x . x is NaN or Inf if any entry is (squares cannot cancel): one BLAS pass, no temporary,
+        # twice as fast as isfinite().all(), and vdot sets off no overflow warning. Large finite
+        # entries may overflow it: then look closer.
+        if math.isfinite(np.vdot(data, data)):
+            return True
+    elif data.dtype.kind not in "fc":
+        return True
+    return bool(t._device.xp.isfinite(data).all())
 
 
 # --------------------------------------------------------------------------- the error

@@ -238,3 +238,24 @@ def test_the_pseudo_tape_keeps_no_records():
         assert all(isinstance(v, tuple) and len(v) == 3 for v in checker.origins.values())
         assert len(checker.origins) <= 101
     assert anomaly._pseudo_tape is None
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("values, finite", [
+    (np.ones(5, np.float32), True),
+    (np.array([3e38, 3e38], np.float32), True),  # x . x overflows: the fast check must look closer
+    (np.array([np.nan, 1.0], np.float32), False),
+    (np.array([1.0, -np.inf]), False),
+    (np.array([-np.inf, np.inf], np.float32), False),
+    (np.arange(12.0).reshape(3, 4).T, True),  # not contiguous
+    (np.full((3, 4), -np.inf).T, False),
+    (np.array([1.0, np.inf], np.float16), False),
+    (np.array(np.nan), False),
+    (np.zeros(0, np.float32), True),
+    (np.array([1 + 1j, complex(np.nan, 0)]), False),
+    (np.array([1, 2]), True),
+])
+def test_finiteness_check_agrees_with_isfinite_and_warns_nothing(values, finite):
+    with np.errstate(invalid="ignore"):  # building the inputs may warn; checking them must not
+        t = gg.tensor(values)
+    assert anomaly._finite(t) is finite
