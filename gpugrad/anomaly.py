@@ -179,7 +179,7 @@ def _fail(rec, out, where, origins):
         message = (f"backward of op {op_type!r} made {value}: gradient op {rec[TYPE]!r} returned it "
                    f"(shape {shape}, {dtype}); op {op_type!r} was created at {_place(filename, lineno)}")
         if where[1] is not None:
-            message += f"\n(gradient requested at {where[1]}:{where[2]})"
+            message += f"\n(the gradient op was called from {where[1]}:{where[2]})"
         gradient_op = rec[TYPE]
     if bad_inputs:
         message += (f"\nits input {bad_inputs[0]} already held NaN or Inf, made where anomaly mode "

@@ -119,7 +119,7 @@ def test_backward_nan_names_forward_op_and_its_line(device):
     message = str(e)
     assert message.startswith("backward of op 'Sqrt' made NaN: gradient op 'SqrtGrad' returned it")
     assert f"{__file__}:{line}" in message
-    assert f"gradient requested at {__file__}:{line_of('op: gradient-call')}" in message
+    assert f"the gradient op was called from {__file__}:{line_of('op: gradient-call')}" in message
 
 
 def test_backward_inf_in_a_chain_names_the_right_op():
@@ -135,6 +135,26 @@ def test_backward_inf_in_a_chain_names_the_right_op():
             tape.gradient(y, x)
     assert (info.value.op_type, info.value.phase, info.value.value) == ("Sqrt", "backward", "Inf")
     assert info.value.lineno == line_of("op: chain-sqrt")
+
+
+def test_nan_in_a_custom_gradient_function_is_a_backward_anomaly():
+    @gg.custom_gradient
+    def clipped_log(x):
+        def grad(dy):
+            return dy / (x - 1.0)  # op: custom-grad-div
+        return gg.log(x), grad
+
+    x = gg.tensor([1.0, 2.0])
+    with gg.detect_anomaly():
+        with gg.GradientTape() as tape:
+            tape.watch(x)
+            y = clipped_log(x).sum()  # op: custom-forward
+        with pytest.raises(gg.AnomalyError) as info:
+            tape.gradient(y, x)
+    e = info.value
+    assert (e.op_type, e.phase, e.gradient_op, e.value) == ("CustomGradient:clipped_log", "backward", "Div", "Inf")
+    assert e.lineno == line_of("op: custom-forward")
+    assert f"called from {__file__}:{line_of('op: custom-grad-div')}" in str(e)
 
 
 def test_backward_of_an_op_made_before_the_mode_has_no_line():
