@@ -143,9 +143,10 @@ def train(model="mlp", epochs=None, batch_size=None, lr=None, optimizer=None, de
     loss = None
     steps = 0
     start = time.perf_counter()
+    variables = net.trainable_variables  # found once, not on every step
     for epoch in range(settings["epochs"]):
         for xb, yb in data.batches(x_train, y_train, settings["batch_size"], seed=order.integers(2**31)):
-            loss = opt.minimize(lambda: softmax_cross_entropy(net(xb), yb), net.trainable_variables)
+            loss = opt.minimize(lambda: softmax_cross_entropy(net(xb), yb), variables)
             steps += 1
             bar.step(loss, xb.shape[0], epoch)
     final_loss = float(loss.item())  # .item() waits for the GPU

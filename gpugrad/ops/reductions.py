@@ -10,6 +10,7 @@ import builtins
 
 import numpy as np
 
+from ..backend import CPU
 from ..errors import ShapeError
 from ..registry import NotDifferentiable, RegisterGradient
 from .arithmetic import multiply, where
@@ -58,7 +59,10 @@ def sum(x, axis=None, keepdims=False):  # noqa: A001 - NumPy's name
     """
     x = unary(x)
     axes = normalize_axis(axis, x.ndim)
-    out = x._data.sum(axis=axes, keepdims=keepdims)
+    if x._device is CPU and x._data.dtype.kind == "f":
+        out = np.add.reduce(x._data, axis=axes, keepdims=keepdims)  # skips ndarray.sum's Python wrapper
+    else:
+        out = x._data.sum(axis=axes, keepdims=keepdims)
     return emit("Sum", out, x._device, (x,), {"axes": axes})
 
 

@@ -81,8 +81,10 @@ def sum_to(x, shape):
     lead = x.ndim - len(shape)
     if lead < 0 or any(n != 1 and n != m for n, m in zip(shape, x.shape[lead:])):
         raise ShapeError(f"op 'SumTo' cannot reduce shape {x.shape} to {shape}")
-    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and x.shape[lead + i] != 1)
-    return reshape(reduce_sum(x, axis=axes), shape)
+    kept = tuple(lead + i for i, n in enumerate(shape) if n == 1 and x.shape[lead + i] != 1)
+    if not kept:  # only leading axes go (a bias's gradient): one Sum, no Reshape
+        return reduce_sum(x, axis=tuple(range(lead)))
+    return reshape(reduce_sum(x, axis=tuple(range(lead)) + kept), shape)
 
 
 # ---------------------------------------------------------------- helpers
