@@ -291,14 +291,17 @@ def _backward(records, seeds, source_ids, release=False):
                 f"the gradient of op {op_type!r} returned {len(in_grads)} gradients for "
                 f"{len(inputs)} inputs")
         for t, g in zip(inputs, in_grads):
-            if g is None or id(t) not in reached:
+            if g is None:
+                continue
+            key = id(t)
+            if key not in reached:
                 continue
             if g.__class__ is not Tensor and not isinstance(g, Tensor):
                 g = as_tensor(g, like=t)
             if g._data.shape != t._data.shape:
                 g = _unbroadcast(g, t, op_type)
-            prev = grads.get(id(t))
-            grads[id(t)] = g if prev is None else add(prev, g)
+            prev = grads.get(key)
+            grads[key] = g if prev is None else add(prev, g)
         t = g = prev = dy = out_grads = in_grads = None  # hold nothing into the next op
     return grads
 
