@@ -1,19 +1,30 @@
 """Shared pieces of the benchmark suite (pytest-benchmark).
 
 Not collected by the default ``pytest`` run (the project's testpaths are
-``tests`` and ``gpugrad``); run it with ``pytest benchmarks/``, and read the
-ratios off one run with::
+``tests`` and ``gpugrad``). Run it, devices side by side in each group, with::
 
-    pytest benchmarks/ --benchmark-json=out.json
-    python benchmarks/ratios.py out.json
+    pytest benchmarks/ --benchmark-group-by=group      # the whole suite (a few minutes on 2 cores)
+    pytest benchmarks/ -m quick --gpugrad-rounds 10    # the subset of ``gpugrad bench --quick``
+    gpugrad bench [--quick]                            # the same, as one device-comparison table
 
-Every benchmark stores in ``benchmark.extra_info`` what ``ratios.py`` needs:
-``workload`` (``"W1"``, ``"W3"``), ``impl`` (``"gpugrad"``, ``"numpy"``,
-``"torch"``) and ``device``. gpugrad runs on every usable device; the
-hand-written NumPy and the PyTorch versions run on the CPU.
+Every benchmark stores in ``benchmark.extra_info`` what ``gpugrad bench`` and
+``ratios.py`` read: ``workload`` (``"W1"``, ``"tanh 256Ki"``, ...), ``label``
+(the row title), ``impl`` (``"gpugrad"``; the peers ``"numpy"`` and
+``"cupy"``, written by hand, and ``"torch"``) and ``device``. gpugrad, the
+hand-written baseline (NumPy on the CPU, the same expression in CuPy on a GPU,
+where it exists) and PyTorch run on every usable device; a peer that cannot
+use a device is skipped with the reason.
+
+Options added here: ``--gpugrad-rounds N`` caps every benchmark's timed
+rounds at N (and its warm-up rounds at N // 5, at least 1);
+``--gpugrad-max-time S`` times one call first (a warm-up) and then runs only
+as many rounds as fit in about S seconds (at least 5); the ``quick`` marker
+tags the subset that ``gpugrad bench --quick`` runs.
 """
 import os
+import sys
 import tempfile
+import time
 
 os.environ.setdefault("CUPY_CACHE_DIR", os.path.join(tempfile.gettempdir(), "gpugrad-bench-cupy-cache"))
 
@@ -22,11 +33,62 @@ import pytest  # noqa: E402
 import gpugrad as gg  # noqa: E402
 
 DEVICES = gg.devices()
+MIN_ROUNDS = 5  # under --gpugrad-max-time
+# files run in this order (the order of gpugrad bench's table); others after them, by name
+FILE_ORDER = ["test_tape_overhead.py", "test_ops.py", "test_large_gradient.py", "test_training_step.py",
+              "test_cnn_step.py", "test_optimizers.py", "test_g1_fused_kernels.py"]
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+_LIMITS = {"rounds": None, "max_time": None}  # set from the command line by pytest_configure
 
 
-def device_params():
-    """One ``pytest.param`` per usable device, id ``gpugrad-<device>``."""
-    return [pytest.param(d, id=f"gpugrad-{d}") for d in DEVICES]
+def pytest_addoption(parser):
+    group = parser.getgroup("gpugrad", "gpugrad benchmarks")
+    group.addoption("--gpugrad-rounds", type=int, default=None, metavar="N",
+                    help="at most N timed rounds per benchmark (default: each one's own)")
+    group.addoption("--gpugrad-max-time", type=float, default=None, metavar="SECONDS",
+                    help=f"about SECONDS of timed rounds per benchmark, at least {MIN_ROUNDS} rounds "
+                         "(default: each one's own rounds)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "quick: in the subset that `gpugrad bench --quick` runs")
+    rounds = config.getoption("--gpugrad-rounds", default=None)
+    max_time = config.getoption("--gpugrad-max-time", default=None)
+    if rounds is not None and rounds < 1:
+        raise pytest.UsageError(f"--gpugrad-rounds must be at least 1, not {rounds}")
+    if max_time is not None and not max_time > 0:
+        raise pytest.UsageError(f"--gpugrad-max-time must be above 0, not {max_time}")
+    _LIMITS.update(rounds=rounds, max_time=max_time)
+
+
+def pytest_collection_modifyitems(items):
+    def rank(item):
+        name = item.path.name
+        return FILE_ORDER.index(name) if name in FILE_ORDER else len(FILE_ORDER)
+
+    items.sort(key=rank)  # stable: within a file, the order of definition
+
+
+def pytest_benchmark_update_machine_info(config, machine_info):
+    """What ``gpugrad bench`` prints above its table: versions, devices, GPUs, thread settings."""
+    import numpy
+
+    info = {"version": gg.__version__, "devices": DEVICES, "numpy": numpy.__version__,
+            "cpu_count": os.cpu_count(), "threads": {v: os.environ[v] for v in THREAD_VARIABLES if v in os.environ}}
+    if "torch" in sys.modules:  # imported by a torch benchmark of this run
+        info["torch"] = sys.modules["torch"].__version__
+    if any(d.startswith("cuda") for d in DEVICES):
+        import cupy
+
+        info["cupy"] = cupy.__version__
+        info["gpus"] = [cupy.cuda.runtime.getDeviceProperties(i)["name"].decode(errors="replace")
+                        for i in range(cupy.cuda.runtime.getDeviceCount())]
+    machine_info["gpugrad"] = info
+
+
+def device_params(impl="gpugrad"):
+    """One ``pytest.param`` per usable device, id ``<impl>-<device>``."""
+    return [pytest.param(d, id=f"{impl}-{d}") for d in DEVICES]
 
 
 def synchronize(device):
@@ -37,14 +99,61 @@ def synchronize(device):
         cupy.cuda.Device(gg.get_device(device).index).synchronize()
 
 
-def run(benchmark, fn, *args, workload, impl, device="cpu", rounds, warmup_rounds, ops=None):
+def array_module(device):
+    """The array module of the hand-written baseline on ``device``: NumPy, or CuPy on a GPU."""
+    return gg.get_device(device).xp
+
+
+def to_host(array):
+    """A NumPy copy of a NumPy or CuPy array (of the hand-written baselines' results)."""
+    return array.get() if hasattr(array, "get") else array
+
+
+def baseline_impl(device):
+    """The name of the hand-written baseline on ``device``: ``"numpy"`` or ``"cupy"``."""
+    return "numpy" if device == "cpu" else "cupy"
+
+
+def torch_device(torch, device):
+    """The ``torch.device`` of a gpugrad device name, or skip when PyTorch cannot use that device."""
+    if device != "cpu" and not torch.cuda.is_available():
+        pytest.skip(f"this PyTorch ({torch.__version__}) cannot use {device}")
+    return torch.device(device)
+
+
+def torch_synchronize(torch, device):
+    """Wait for PyTorch's queued work on ``device`` (a no-op on the CPU)."""
+    if device != "cpu":
+        torch.cuda.synchronize(torch.device(device))
+
+
+def rounds_for(rounds, warmup_rounds, seconds_per_call=None):
+    """``(rounds, warmup_rounds)`` after ``--gpugrad-max-time`` (given one call's time) and ``--gpugrad-rounds``."""
+    max_time, cap = _LIMITS["max_time"], _LIMITS["rounds"]
+    if max_time is not None and seconds_per_call is not None:
+        rounds = min(rounds, max(MIN_ROUNDS, int(max_time / max(seconds_per_call, 1e-9))))
+        warmup_rounds = min(warmup_rounds, max(1, rounds // 5))
+    if cap is not None:
+        rounds, warmup_rounds = min(rounds, cap), min(warmup_rounds, max(1, cap // 5))
+    return rounds, warmup_rounds
+
+
+def run(benchmark, fn, *args, workload, impl, device="cpu", rounds, warmup_rounds, ops=None, label=None):
     """Time ``fn(*args)`` with pedantic rounds (one call each) and tag the result.
 
+    ``label`` is the row title of ``gpugrad bench`` (default: ``workload``).
     With ``ops`` (the number of ops the work records), ``extra_info["us_per_op"]``
     is the median time of one call divided by ``ops``, in microseconds.
     Returns what ``fn`` returned on its last call.
     """
-    benchmark.extra_info.update(workload=workload, impl=impl, device=device)
+    benchmark.extra_info.update(workload=workload, impl=impl, device=device, label=label or workload)
+    once = None
+    if _LIMITS["max_time"] is not None:  # one call, timed, as the first warm-up round
+        start = time.perf_counter()
+        fn(*args)
+        once = time.perf_counter() - start
+        warmup_rounds = max(0, warmup_rounds - 1)
+    rounds, warmup_rounds = rounds_for(rounds, warmup_rounds, once)
     result = benchmark.pedantic(fn, args=args, rounds=rounds, warmup_rounds=warmup_rounds, iterations=1)
     stats = getattr(benchmark, "stats", None)  # None under --benchmark-disable
     if ops is not None:

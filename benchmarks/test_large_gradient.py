@@ -2,18 +2,22 @@
 
 Large arrays, three ops: the time is array work, so gpugrad should cost no
 more than the same function written by hand in NumPy (forward ``log``,
-``square``, ``sum``; backward by the chain rule, ``dl = 2.0 * l; dx = dl / x``).
-PyTorch on the CPU runs beside them when it is installed.
+``square``, ``sum``; backward by the chain rule, ``dl = 2.0 * l; dx = dl / x``;
+the same code in CuPy on a GPU). PyTorch runs beside them on each device it
+can use when it is installed.
 """
 import numpy as np
 import pytest
 
 import gpugrad as gg
 
-from conftest import device_params, run, synchronize
+from .conftest import (array_module, baseline_impl, device_params, run, synchronize, to_host, torch_device,
+                       torch_synchronize)
 
 N = 4 * 1024 * 1024
 ROUNDS, WARMUP = 20, 3
+GROUP = "W3 large gradient (4 Mi float32)"
+LABEL = "W3 sum(square(log x)) grad, 4 Mi"
 
 
 def make_x():
@@ -27,9 +31,9 @@ def gpugrad_w3(x):
     return tape.gradient(loss, x)
 
 
-def numpy_w3(x):
-    l = np.log(x)  # noqa: E741
-    s = np.square(l)
+def numpy_w3(x, xp=np):
+    l = xp.log(x)  # noqa: E741
+    s = xp.square(l)
     loss = s.sum()  # noqa: F841 - the forward pass computes the loss as the others do
     dl = 2.0 * l  # d(l^2)/dl, times d(sum)/ds = 1
     dx = dl / x  # d(log x)/dx = 1/x
@@ -48,7 +52,8 @@ def check(g):
     assert g.dtype == np.float32
 
 
-@pytest.mark.benchmark(group="W3 large gradient (4 Mi float32)")
+@pytest.mark.quick
+@pytest.mark.benchmark(group=GROUP)
 @pytest.mark.parametrize("device", device_params())
 def test_w3_gpugrad(benchmark, device):
     x = gg.tensor(make_x(), device=device)
@@ -58,18 +63,39 @@ def test_w3_gpugrad(benchmark, device):
         synchronize(device)
         return g
 
-    g = run(benchmark, work, workload="W3", impl="gpugrad", device=device, rounds=ROUNDS, warmup_rounds=WARMUP)
+    g = run(benchmark, work, workload="W3", impl="gpugrad", device=device, rounds=ROUNDS, warmup_rounds=WARMUP,
+            label=LABEL)
     check(g.numpy())
 
 
-@pytest.mark.benchmark(group="W3 large gradient (4 Mi float32)")
-def test_w3_numpy(benchmark):
-    g = run(benchmark, numpy_w3, make_x(), workload="W3", impl="numpy", rounds=ROUNDS, warmup_rounds=WARMUP)
-    check(g)
+@pytest.mark.quick
+@pytest.mark.benchmark(group=GROUP)
+@pytest.mark.parametrize("device", device_params("hand"))
+def test_w3_numpy(benchmark, device):
+    xp = array_module(device)
+    x = xp.asarray(make_x())
+
+    def work():
+        g = numpy_w3(x, xp)
+        synchronize(device)
+        return g
+
+    g = run(benchmark, work, workload="W3", impl=baseline_impl(device), device=device, rounds=ROUNDS,
+            warmup_rounds=WARMUP, label=LABEL)
+    check(to_host(g))
 
 
-@pytest.mark.benchmark(group="W3 large gradient (4 Mi float32)")
-def test_w3_torch(benchmark, torch):
-    x = torch.from_numpy(make_x()).requires_grad_(True)
-    g = run(benchmark, torch_w3, torch, x, workload="W3", impl="torch", rounds=ROUNDS, warmup_rounds=WARMUP)
-    check(g.numpy())
+@pytest.mark.quick
+@pytest.mark.benchmark(group=GROUP)
+@pytest.mark.parametrize("device", device_params("torch"))
+def test_w3_torch(benchmark, torch, device):
+    x = torch.from_numpy(make_x()).to(torch_device(torch, device)).requires_grad_(True)
+
+    def work():
+        g = torch_w3(torch, x)
+        torch_synchronize(torch, device)
+        return g
+
+    g = run(benchmark, work, workload="W3", impl="torch", device=device, rounds=ROUNDS, warmup_rounds=WARMUP,
+            label=LABEL)
+    check(g.cpu().numpy())

@@ -3,20 +3,24 @@
 The arrays are tiny, so the time is the per-op cost of recording and sweeping
 the tape: it is reported as microseconds per recorded op (500 Tanh + 500 Mul +
 1 Sum = 1001 ops). Beside it in the same group: the same function written by
-hand in NumPy (forward keeping the tanh outputs, backward through them), and
-PyTorch on the CPU when it is installed.
+hand in NumPy (forward keeping the tanh outputs, backward through them; the
+same code in CuPy on a GPU), and PyTorch on each device it can use when it is
+installed.
 """
 import numpy as np
 import pytest
 
 import gpugrad as gg
 
-from conftest import device_params, run, synchronize
+from .conftest import (array_module, baseline_impl, device_params, run, synchronize, to_host, torch_device,
+                       torch_synchronize)
 
 STEPS = 500
 OPS = 2 * STEPS + 1
 SCALE = 1.01
 ROUNDS, WARMUP = 60, 5
+GROUP = "W1 tape overhead (16 floats, 1001 ops)"
+LABEL = "W1 tape overhead (1001 ops on 16 floats)"
 
 
 def make_x():
@@ -34,17 +38,17 @@ def gpugrad_w1(x):
     return tape.gradient(loss, x)
 
 
-def numpy_w1(x):
+def numpy_w1(x, xp=np):
     """The same gradient by hand: keep each tanh output t, then dy = dy * (1 - t^2) * 1.01 backwards."""
     one, scale = np.float32(1.0), np.float32(SCALE)
     saved = []
     y = x
     for _ in range(STEPS):
-        t = np.tanh(y)
+        t = xp.tanh(y)
         saved.append(t)
         y = t * scale
     loss = y.sum()  # noqa: F841 - the forward pass computes the loss as the others do
-    dy = np.ones_like(y)
+    dy = xp.ones_like(y)
     for t in reversed(saved):
         dy = dy * scale * (one - t * t)
     return dy
@@ -84,7 +88,8 @@ def test_w1_records_1001_ops():
     np.testing.assert_allclose(tape.gradient(loss, x).numpy(), reference_gradient(make_x()), rtol=1e-3)
 
 
-@pytest.mark.benchmark(group="W1 tape overhead (16 floats, 1001 ops)")
+@pytest.mark.quick
+@pytest.mark.benchmark(group=GROUP)
 @pytest.mark.parametrize("device", device_params())
 def test_w1_gpugrad(benchmark, device):
     x = gg.tensor(make_x(), device=device)
@@ -95,20 +100,39 @@ def test_w1_gpugrad(benchmark, device):
         return g
 
     g = run(benchmark, work, workload="W1", impl="gpugrad", device=device, rounds=ROUNDS,
-            warmup_rounds=WARMUP, ops=OPS)
+            warmup_rounds=WARMUP, ops=OPS, label=LABEL)
     np.testing.assert_allclose(g.numpy(), reference_gradient(make_x()), rtol=1e-3)
 
 
-@pytest.mark.benchmark(group="W1 tape overhead (16 floats, 1001 ops)")
-def test_w1_numpy(benchmark):
-    g = run(benchmark, numpy_w1, make_x(), workload="W1", impl="numpy", rounds=ROUNDS,
-            warmup_rounds=WARMUP, ops=OPS)
-    np.testing.assert_allclose(g, reference_gradient(make_x()), rtol=1e-3)
+@pytest.mark.quick
+@pytest.mark.benchmark(group=GROUP)
+@pytest.mark.parametrize("device", device_params("hand"))
+def test_w1_numpy(benchmark, device):
+    xp = array_module(device)
+
+    def work():
+        g = numpy_w1(x, xp)
+        synchronize(device)
+        return g
+
+    x = xp.asarray(make_x())
+    g = run(benchmark, work, workload="W1", impl=baseline_impl(device), device=device, rounds=ROUNDS,
+            warmup_rounds=WARMUP, ops=OPS, label=LABEL)
+    np.testing.assert_allclose(to_host(g), reference_gradient(make_x()), rtol=1e-3)
 
 
-@pytest.mark.benchmark(group="W1 tape overhead (16 floats, 1001 ops)")
-def test_w1_torch(benchmark, torch):
-    x = torch.from_numpy(make_x()).requires_grad_(True)
-    g = run(benchmark, torch_w1, torch, x, workload="W1", impl="torch", rounds=ROUNDS,
-            warmup_rounds=WARMUP, ops=OPS)
-    np.testing.assert_allclose(g.numpy(), reference_gradient(make_x()), rtol=1e-3)
+@pytest.mark.quick
+@pytest.mark.benchmark(group=GROUP)
+@pytest.mark.parametrize("device", device_params("torch"))
+def test_w1_torch(benchmark, torch, device):
+    where = torch_device(torch, device)
+    x = torch.from_numpy(make_x()).to(where).requires_grad_(True)
+
+    def work():
+        g = torch_w1(torch, x)
+        torch_synchronize(torch, device)
+        return g
+
+    g = run(benchmark, work, workload="W1", impl="torch", device=device, rounds=ROUNDS,
+            warmup_rounds=WARMUP, ops=OPS, label=LABEL)
+    np.testing.assert_allclose(g.cpu().numpy(), reference_gradient(make_x()), rtol=1e-3)

@@ -7,9 +7,9 @@
 gpugrad runs the step as the examples do: ``optimizer.minimize`` of the loss
 of a ``gg.nn.Sequential`` of ``Dense`` layers, its variable list found once. Beside it in the same
 group: the same step written by hand in NumPy (float32 throughout, no gradient
-for the input batch, updates in place), and PyTorch on the CPU when it is
-installed (``nn.Sequential`` of ``Linear`` and ``ReLU``, ``F.cross_entropy``,
-``optim.SGD``). Every implementation starts from the same weights and repeats
+for the input batch, updates in place; on the CPU), and PyTorch on each device
+it can use when it is installed (``nn.Sequential`` of ``Linear`` and ``ReLU``,
+``F.cross_entropy``, ``optim.SGD``). Every implementation starts from the same weights and repeats
 the step on the same batch; ``test_*_implementations_agree`` checks that one
 step gives the same updated weights in all three.
 """
@@ -19,7 +19,7 @@ import pytest
 import gpugrad as gg
 from gpugrad.training import standardized_digits
 
-from conftest import device_params, run, synchronize
+from .conftest import device_params, run, synchronize, torch_device, torch_synchronize
 
 LR = 0.1
 WORKLOADS = {  # name: (layer sizes, batch, timed rounds, warm-up rounds)
@@ -28,6 +28,7 @@ WORKLOADS = {  # name: (layer sizes, batch, timed rounds, warm-up rounds)
 }
 W2_GROUP = "W2 training step (digits MLP 64-256-256-10, batch 64, SGD)"
 W4_GROUP = "W4 training step (MLP 512-1024-1024-10, batch 256, SGD)"
+LABELS = {"W2": "W2 MLP step 64-256-256-10, b64", "W4": "W4 MLP step 512-1024-1024-10, b256"}
 
 
 def make_problem(workload):
@@ -117,7 +118,7 @@ def numpy_setup(workload):
 # --------------------------------------------------------------------------- PyTorch
 
 
-def torch_setup(torch, workload):
+def torch_setup(torch, workload, device="cpu"):
     """``(step, model)``: PyTorch's idiomatic step, from the same start weights (kernels transposed)."""
     weights, x, labels = make_problem(workload)
     modules = []
@@ -129,9 +130,9 @@ def torch_setup(torch, workload):
         modules.append(linear)
         if i < len(weights) - 1:
             modules.append(torch.nn.ReLU())
-    model = torch.nn.Sequential(*modules)
+    model = torch.nn.Sequential(*modules).to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=LR)
-    xb, yb = torch.from_numpy(x), torch.from_numpy(labels)
+    xb, yb = torch.from_numpy(x).to(device), torch.from_numpy(labels).to(device)
 
     def step():
         optimizer.zero_grad()
@@ -145,7 +146,7 @@ def torch_setup(torch, workload):
 
 def torch_weights(model):
     linears = [m for m in model if hasattr(m, "weight")]
-    return [(m.weight.detach().numpy().T, m.bias.detach().numpy()) for m in linears]
+    return [(m.weight.detach().cpu().numpy().T, m.bias.detach().cpu().numpy()) for m in linears]
 
 
 # --------------------------------------------------------------------------- checks
@@ -215,35 +216,47 @@ def test_the_loss_decreases_over_steps():
 # --------------------------------------------------------------------------- benchmarks
 
 
-def timed(benchmark, workload, impl, step, device="cpu"):
+def timed(benchmark, workload, impl, step, device="cpu", sync=None):
     _, _, rounds, warmup = WORKLOADS[workload]
+    sync = sync or (lambda: synchronize(device))
 
     def work():
         loss = step()
-        synchronize(device)
+        sync()
         return loss
 
-    loss = run(benchmark, work, workload=workload, impl=impl, device=device, rounds=rounds, warmup_rounds=warmup)
+    loss = run(benchmark, work, workload=workload, impl=impl, device=device, rounds=rounds, warmup_rounds=warmup,
+               label=LABELS[workload])
     stats = getattr(benchmark, "stats", None)  # None under --benchmark-disable
     if stats is not None:
         benchmark.extra_info["ms_per_step"] = stats.stats.median * 1e3
     assert np.isfinite(float(loss.item() if hasattr(loss, "item") else loss))
 
 
+def timed_torch(benchmark, torch, workload, device):
+    where = torch_device(torch, device)
+    step = torch_setup(torch, workload, where)[0]
+    timed(benchmark, workload, "torch", step, device, sync=lambda: torch_synchronize(torch, device))
+
+
+@pytest.mark.quick
 @pytest.mark.benchmark(group=W2_GROUP)
 @pytest.mark.parametrize("device", device_params())
 def test_w2_gpugrad(benchmark, device):
     timed(benchmark, "W2", "gpugrad", gpugrad_setup("W2", device)[0], device)
 
 
+@pytest.mark.quick
 @pytest.mark.benchmark(group=W2_GROUP)
 def test_w2_numpy(benchmark):
     timed(benchmark, "W2", "numpy", numpy_setup("W2")[0])
 
 
+@pytest.mark.quick
 @pytest.mark.benchmark(group=W2_GROUP)
-def test_w2_torch(benchmark, torch):
-    timed(benchmark, "W2", "torch", torch_setup(torch, "W2")[0])
+@pytest.mark.parametrize("device", device_params("torch"))
+def test_w2_torch(benchmark, torch, device):
+    timed_torch(benchmark, torch, "W2", device)
 
 
 @pytest.mark.benchmark(group=W4_GROUP)
@@ -258,5 +271,6 @@ def test_w4_numpy(benchmark):
 
 
 @pytest.mark.benchmark(group=W4_GROUP)
-def test_w4_torch(benchmark, torch):
-    timed(benchmark, "W4", "torch", torch_setup(torch, "W4")[0])
+@pytest.mark.parametrize("device", device_params("torch"))
+def test_w4_torch(benchmark, torch, device):
+    timed_torch(benchmark, torch, "W4", device)

@@ -1,9 +1,14 @@
 """The ``gpugrad`` command: one small function per subcommand.
 
-``gpugrad info`` prints the version, the devices, the backends and the number
-of registered ops. Argument errors print a usage message and exit with 2
-(argparse's convention); a gpugrad error (say, a bad ``GPUGRAD_DEVICE``) prints
-one line and exits with 1.
+- ``gpugrad info``: versions, devices (each GPU's name, memory and compute
+  capability), backends, fused kernels and the compiled-kernel cache;
+- ``gpugrad train``: the main job, a digits classifier;
+- ``gpugrad bench``: the benchmark suite as one device-comparison table;
+- ``gpugrad check``: the gradient check of every registered op on every device.
+
+Argument errors print a usage message and exit with 2 (argparse's
+convention); a gpugrad error (say, a bad ``GPUGRAD_DEVICE``) prints one line
+and exits with 1.
 
 Example:
     >>> main(["info"])  # doctest: +ELLIPSIS
@@ -11,13 +16,18 @@ Example:
     0
 """
 import argparse
+import os
 import platform
 import sys
+import time
 
 import numpy as np
 
 import gpugrad as gg
 from .errors import GpugradError
+
+
+# --------------------------------------------------------------------------- info
 
 
 def cmd_info(args):
@@ -27,7 +37,11 @@ def cmd_info(args):
     lines.append("backends:")
     lines.append(f"  numpy {np.__version__} (cpu)")
     lines.append(f"  {_cupy_line()}")
-    lines.append(f"default device: {gg.default_device().name}")
+    lines.extend(f"    {line}" for line in _gpu_lines())
+    default = gg.default_device()
+    lines.append(f"default device: {default.name} ({default.backend.name} backend)")
+    lines.append(_fused_kernels_line())
+    lines.append(kernel_cache_line())
     lines.append(f"ops: {len(gg.registered_ops())} with registered gradients, "
                  f"{len(gg.registry.not_differentiable_ops())} not differentiable")
     print("\n".join(lines))
@@ -56,6 +70,60 @@ def _cupy_version():
     return getattr(cupy, "__version__", "unknown version")
 
 
+def _gpu_lines():
+    """One :func:`gpu_line` per GPU that CuPy can use (none without one)."""
+    from .backend import cupy_backend
+
+    if cupy_backend.unavailable_reason() is not None:
+        return []
+    import cupy
+
+    runtime = cupy.cuda.runtime
+    return [gpu_line(i, runtime.getDeviceProperties(i)) for i in range(runtime.getDeviceCount())]
+
+
+def gpu_line(index, properties):
+    """A GPU's name, memory and compute capability from CUDA's device properties (CuPy's dict).
+
+    Example:
+        >>> gpu_line(0, {"name": b"NVIDIA H200", "totalGlobalMem": 150 * 2**30, "major": 9, "minor": 0})
+        'cuda:0: NVIDIA H200, 150.0 GiB, compute capability 9.0'
+    """
+    name = properties.get("name", b"unknown GPU")
+    name = name.decode(errors="replace") if isinstance(name, bytes) else str(name)
+    memory = properties.get("totalGlobalMem", 0) / 2**30
+    return (f"cuda:{index}: {name}, {memory:.1f} GiB, compute capability "
+            f"{properties.get('major', '?')}.{properties.get('minor', '?')}")
+
+
+def _fused_kernels_line():
+    from .backend import kernel_source
+
+    try:
+        folder = kernel_source.kernels_dir()
+    except GpugradError as exc:
+        return f"fused kernels: none found ({exc})"
+    return f"fused kernels: {len(kernel_source.names(folder))} shipped in {folder}"
+
+
+def kernel_cache_line(environ=None):
+    """Where CuPy keeps compiled kernels (``CUPY_CACHE_DIR``, else ``~/.cupy/kernel_cache``) and how many.
+
+    Example:
+        >>> kernel_cache_line({"CUPY_CACHE_DIR": "/nonexistent/cache"})
+        'kernel cache: /nonexistent/cache (not created yet)'
+    """
+    environ = os.environ if environ is None else environ
+    path = environ.get("CUPY_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cupy", "kernel_cache")
+    if not os.path.isdir(path):
+        return f"kernel cache: {path} (not created yet)"
+    count = sum(len(files) for _, _, files in os.walk(path))
+    return f"kernel cache: {path} ({count} compiled kernel file{'' if count == 1 else 's'})"
+
+
+# --------------------------------------------------------------------------- train
+
+
 def cmd_train(args):
     """Train a digits classifier (``gpugrad train``); print progress and a final line; return the exit code."""
     from .training import train
@@ -69,35 +137,177 @@ def cmd_train(args):
     return 0
 
 
+# --------------------------------------------------------------------------- bench
+
+
+def cmd_bench(args):
+    """Run the benchmark suite (or show a saved run) as one table; ``--json``, ``--plot``, ``--compare``."""
+    from .bench import plot, report
+    from .bench.runner import run_suite, suite_dir
+
+    if args.plot and plot.matplotlib_missing():
+        print(f"gpugrad: error: {plot.matplotlib_missing()}", file=sys.stderr)
+        return 1
+    old = report.load(args.compare) if args.compare else None
+    failures = []
+    if args.load:
+        results = report.load(args.load)
+        title = f"gpugrad bench: {args.load}"
+    else:
+        bar = _Progress(not args.no_progress, "bench", plain=True)
+        run = run_suite(args.json, quick=args.quick, keyword=args.keyword, rounds=args.rounds,
+                        max_time=args.max_time, threads=args.threads, on_event=bar.event)
+        bar.close()
+        results, failures = run.report, run.failures
+        measured = len(report.collect(results).cells)
+        title = (f"gpugrad bench{' --quick' if args.quick else ''}: {measured} results in {run.seconds:.1f} s "
+                 f"(wall time of the pytest run)")
+    lines = [title] + ([] if args.load else [f"suite: {suite_dir()}"]) + report.header_lines(results)
+    lines += [""] + report.table_lines(results, old)
+    lines += [""] + report.legend_lines(results, args.compare)
+    print("\n".join(lines))
+    if args.json and args.load:
+        _write_json(results, args.json)
+    if args.json:
+        print(f"JSON report (pytest-benchmark format) in {args.json}")
+    if args.plot:
+        plot.write_plot(results, args.plot, title.split(":")[0])
+        print(f"bar chart in {args.plot}")
+    for nodeid, phase, message in failures:
+        print(f"gpugrad: error: benchmark failed ({phase}): {nodeid}: {message}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def _write_json(report, path):
+    import json
+
+    with open(path, "w") as f:
+        json.dump(report, f, indent=2)
+
+
+class _Progress:
+    """tqdm on stderr (the ``progress`` extra) while a run goes; without it, a plain line per step when ``plain``."""
+
+    def __init__(self, enabled, unit, plain=False):
+        self.enabled, self.unit, self.plain = enabled, unit, plain
+        self.total, self.done, self.bar = None, 0, None
+        self.tqdm = None
+        if enabled:
+            try:
+                from tqdm import tqdm
+            except ImportError:
+                tqdm = None
+            self.tqdm = tqdm
+
+    def start(self, total):
+        self.total = total
+        if self.tqdm is not None:
+            self.bar = self.tqdm(total=total, unit=self.unit, file=sys.stderr, dynamic_ncols=True, leave=False,
+                                 mininterval=0.2)
+
+    def advance(self, text):
+        self.done += 1
+        if self.bar is not None:
+            self.bar.set_postfix_str(text[-60:], refresh=False)
+            self.bar.update(1)
+        elif self.enabled and self.plain:
+            print(f"[{self.done:>{len(str(self.total or 0))}}/{self.total or '?'}] {text}", file=sys.stderr, flush=True)
+
+    def event(self, fields):
+        """One event of :mod:`gpugrad.bench.plugin`: ``("total", n)`` or ``("done", nodeid)``."""
+        if fields[0] == "total":
+            self.start(int(fields[1]))
+        elif fields[0] == "done":
+            self.advance(fields[1].rpartition("/")[2])
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
+# --------------------------------------------------------------------------- check
+
+
+def cmd_check(args):
+    """Gradient-check every registered op on every device (first order, float64); print the table."""
+    from .testing import ALL_SPECS
+    from .testing import check
+
+    missing = check.missing_specs(ALL_SPECS)
+    if missing:
+        print(f"gpugrad: error: registered ops with no spec in gpugrad/testing/op_specs: {', '.join(missing)}",
+              file=sys.stderr)
+        return 1
+    devices = [gg.get_device(d).name for d in args.device] if args.device else gg.devices()
+    bar = _Progress(not args.no_progress, "spec")
+    bar.start(len(devices) * len(ALL_SPECS))
+    start = time.perf_counter()
+    results = check.run_checks(ALL_SPECS, devices, args.tolerance, on_result=lambda r: bar.advance(r.spec_id))
+    bar.close()
+    failed = [r for r in results if not r.passed]
+    lines = check.table_lines(results, devices)
+    n_ops = len({r.op_type for r in results})
+    lines.append("")
+    lines.append(f"first-order gradients in float64 against central differences (step {check.DELTA:g}); a spec "
+                 f"passes at max error <= {args.tolerance:g} x max(1, largest numerical entry)")
+    if failed:
+        lines.append(f"FAILED: {len(failed)} of {len(results)} checks ({len(ALL_SPECS)} specs of {n_ops} ops on "
+                     f"{', '.join(devices)}, {time.perf_counter() - start:.1f} s)")
+        lines += [f"  {r.spec_id} on {r.device}: " + (r.problem or f"max error {r.error:.3g} > {r.limit:.3g}")
+                  for r in failed]
+    else:
+        lines.append(f"passed: all {len(ALL_SPECS)} specs of {n_ops} ops on {', '.join(devices)} "
+                     f"({time.perf_counter() - start:.1f} s)")
+    print("\n".join(lines))
+    return 1 if failed else 0
+
+
+# --------------------------------------------------------------------------- the parser
+
+
 def _positive_int(text):
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
     return value
 
 
 def _positive_float(text):
-    value = float(text)
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"must be a finite number above 0, not {text}")
     return value
 
 
-def build_parser():
-    """The argument parser: one subparser per subcommand.
+def _existing_file(text):
+    if not os.path.isfile(text):
+        raise argparse.ArgumentTypeError(f"no such file: {text!r}")
+    return text
 
-    Example:
-        >>> build_parser().parse_args(["info"]).command
-        'info'
-    """
-    parser = argparse.ArgumentParser(
-        prog="gpugrad",
-        description="Reverse-mode automatic differentiation on CuPy (NVIDIA GPUs) and NumPy (CPU).")
-    parser.add_argument("--version", action="version", version=f"gpugrad {gg.__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    info = sub.add_parser("info", help="print the version, devices, backends and registered ops")
-    info.set_defaults(run=cmd_info)
 
+def _writable_path(text):
+    folder = os.path.dirname(os.path.abspath(text))
+    if not os.path.isdir(folder):
+        raise argparse.ArgumentTypeError(f"the folder of {text!r} does not exist")
+    return text
+
+
+def _add_info(sub):
+    info = sub.add_parser(
+        "info", help="print versions, devices, backends, fused kernels and the kernel cache",
+        description="Print gpugrad's version, the usable devices (each GPU's name, memory and compute "
+                    "capability), the backends, the fused kernels shipped, where CuPy caches compiled kernels "
+                    "and how many it holds, and the number of registered ops.")
+    info.set_defaults(run=cmd_info, parser=info)
+
+
+def _add_train(sub):
     from .training import DEFAULTS, MODELS, OPTIMIZERS
 
     train = sub.add_parser(
@@ -118,8 +328,89 @@ def build_parser():
     train.add_argument("--seed", type=int, default=0, help="seed of the weights and the batch order (default: 0)")
     train.add_argument("--save", metavar="PATH", help="write the trained weights to this .npz file")
     train.add_argument("--no-progress", action="store_true", help="no progress bar, only the final line")
-    train.set_defaults(run=cmd_train)
+    train.set_defaults(run=cmd_train, parser=train)
+
+
+def _add_bench(sub):
+    from .bench.runner import QUICK_MAX_TIME
+
+    bench = sub.add_parser(
+        "bench", help="run the benchmark suite and print one device-comparison table",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Run gpugrad's benchmark suite (pytest-benchmark) on every usable device, with the\n"
+                    "hand-written NumPy (CuPy on a GPU) baseline and PyTorch (when installed) beside it,\n"
+                    "and print one table: a row per workload, a column per implementation and device\n"
+                    "(median time of a call ± interquartile range), and speedup columns.",
+        epilog="examples:\n"
+               "  gpugrad bench --quick                         the subset, about a minute on 2 CPU cores\n"
+               "  gpugrad bench --json run.json --plot run.png  the whole suite, saved and drawn\n"
+               "  gpugrad bench --quick --compare run.json      the change against an earlier run\n"
+               "  gpugrad bench --load run.json                 the table of a saved run")
+    run = bench.add_argument_group("what to run")
+    run.add_argument("--quick", action="store_true",
+                     help=f"a subset (the 256 Ki op sizes, W1-W3, the CNN step, the optimizers) with about "
+                          f"{QUICK_MAX_TIME:g} s of rounds per benchmark: under a minute on two CPU cores")
+    run.add_argument("-k", dest="keyword", metavar="EXPRESSION",
+                     help="only the benchmarks whose name matches this pytest -k expression, e.g. 'tanh and 1Ki'")
+    run.add_argument("--rounds", type=_positive_int, metavar="N", help="at most N timed rounds per benchmark")
+    run.add_argument("--max-time", type=_positive_float, metavar="SECONDS",
+                     help="about SECONDS of timed rounds per benchmark, at least 5 rounds "
+                          f"(default: each benchmark's own rounds; {QUICK_MAX_TIME:g} with --quick)")
+    run.add_argument("--threads", type=_positive_int, metavar="N",
+                     help="threads of NumPy's BLAS and PyTorch (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, "
+                          "MKL_NUM_THREADS; default: the libraries' own)")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    out = bench.add_argument_group("output")
+    out.add_argument("--json", type=_writable_path, metavar="PATH",
+                     help="write the results as pytest-benchmark JSON (readable by --compare and --load)")
+    out.add_argument("--plot", type=_writable_path, metavar="PATH",
+                     help="write a PNG bar chart of the table (needs matplotlib: pip install 'gpugrad[plot]')")
+    out.add_argument("--compare", type=_existing_file, metavar="OLD_JSON",
+                     help="show each median's change against an earlier --json (or pytest --benchmark-json) file")
+    out.add_argument("--load", type=_existing_file, metavar="JSON",
+                     help="show the table of a saved run instead of running the suite")
+    bench.set_defaults(run=cmd_bench, parser=bench)
+
+
+def _add_check(sub):
+    from .testing.check import TOLERANCE
+
+    check = sub.add_parser(
+        "check", help="gradient-check every registered op on every device",
+        description="Compare the gradient of every registered op (the spec table of gpugrad.testing.op_specs) "
+                    "with central differences, first order in float64, on every usable device, and print a "
+                    "table of the largest errors. Exits with 1 when a check fails.")
+    check.add_argument("--device", action="append", metavar="DEVICE",
+                       help="check on this device only (cpu, cuda, cuda:N); repeat for several "
+                            "(default: every usable device)")
+    check.add_argument("--tolerance", type=_positive_float, default=TOLERANCE, metavar="TOL",
+                       help=f"largest error allowed, relative to max(1, largest Jacobian entry) "
+                            f"(default: {TOLERANCE:g})")
+    check.add_argument("--no-progress", action="store_true", help="no progress bar")
+    check.set_defaults(run=cmd_check, parser=check)
+
+
+def build_parser():
+    """The argument parser: one subparser per subcommand.
+
+    Example:
+        >>> build_parser().parse_args(["info"]).command
+        'info'
+    """
+    parser = argparse.ArgumentParser(
+        prog="gpugrad",
+        description="Reverse-mode automatic differentiation on CuPy (NVIDIA GPUs) and NumPy (CPU).",
+        epilog="Run 'gpugrad COMMAND --help' for the options of a command.")
+    parser.add_argument("--version", action="version", version=f"gpugrad {gg.__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _add_info(sub)
+    _add_train(sub)
+    _add_bench(sub)
+    _add_check(sub)
     return parser
+
+
+_RUN_OPTIONS = ("quick", "keyword", "rounds", "max_time", "threads")
 
 
 def main(argv=None):
@@ -131,12 +422,22 @@ def main(argv=None):
         default device: ...
         0
     """
-    args = build_parser().parse_args(argv)
+    args, extra = build_parser().parse_known_args(argv)
+    if extra:  # reported by the subcommand's parser, with its usage line
+        args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if args.command == "bench" and args.load:
+        given = [name for name in _RUN_OPTIONS if getattr(args, name) not in (None, False)]
+        if given:
+            args.parser.error(f"--load shows a saved run: it cannot be combined with "
+                              f"{', '.join('--' + n.replace('_', '-') if n != 'keyword' else '-k' for n in given)}")
     try:
         return args.run(args)
     except GpugradError as exc:
         print(f"gpugrad: error: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("gpugrad: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

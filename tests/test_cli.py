@@ -1,5 +1,6 @@
 """The ``gpugrad`` command line: subcommands, exit codes, usage errors."""
 import os
+import re
 import subprocess
 import sys
 
@@ -21,6 +22,42 @@ def test_info_prints_version_devices_backends_and_op_count(capsys):
     assert "cupy" in out  # its version and GPUs, or why there is no GPU
     assert f"default device: {gg.default_device().name}" in out
     assert f"ops: {len(gg.registered_ops())} with registered gradients" in out
+
+
+def test_info_counts_the_fused_kernels_and_the_compiled_kernel_cache(tmp_path, monkeypatch, capsys):
+    from gpugrad.backend import kernel_source
+
+    cache = tmp_path / "cache"
+    (cache / "sub").mkdir(parents=True)
+    for name in ("a.cubin", "b.cubin", "sub/c.cubin"):
+        (cache / name).write_bytes(b"\0")
+    monkeypatch.setenv("CUPY_CACHE_DIR", str(cache))
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert f"fused kernels: {len(kernel_source.names())} shipped in {kernel_source.kernels_dir()}" in out
+    assert f"kernel cache: {cache} (3 compiled kernel files)" in out
+    assert f"default device: {gg.default_device().name} ({gg.default_device().backend.name} backend)" in out
+
+
+def test_info_kernel_cache_defaults_to_the_home_folder(monkeypatch, tmp_path):
+    from gpugrad.cli import kernel_cache_line
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert kernel_cache_line({}) == f"kernel cache: {tmp_path / '.cupy' / 'kernel_cache'} (not created yet)"
+
+
+def test_info_lists_each_gpu_with_name_memory_and_compute_capability(capsys):
+    if not gg.cuda_available():
+        from gpugrad.cli import gpu_line
+
+        line = gpu_line(1, {"name": b"NVIDIA A100-SXM4-40GB", "totalGlobalMem": 42_505_273_344, "major": 8,
+                            "minor": 0})
+        assert line == "cuda:1: NVIDIA A100-SXM4-40GB, 39.6 GiB, compute capability 8.0"
+        return
+    main(["info"])
+    out = capsys.readouterr().out
+    for device in [d for d in gg.devices() if d.startswith("cuda")]:
+        assert re.search(rf"^    {device}: .+, \d+\.\d GiB, compute capability \d+\.\d+$", out, re.M), out
 
 
 def test_info_says_why_there_is_no_gpu(capsys):
@@ -47,8 +84,9 @@ def test_bad_arguments_give_usage_and_exit_2(argv, capsys):
         main(argv)
     assert exc.value.code == 2
     err = capsys.readouterr().err
-    assert err.startswith("usage: gpugrad")
-    assert "gpugrad: error:" in err
+    command = argv[0] if argv and argv[0] == "info" else None  # a subcommand's own parser reports its errors
+    assert err.startswith(f"usage: gpugrad {command}" if command else "usage: gpugrad")
+    assert (f"gpugrad {command}: error:" if command else "gpugrad: error:") in err
     assert "Traceback" not in err
 
 

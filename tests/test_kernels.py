@@ -111,6 +111,7 @@ def test_wheel_ships_every_kernel_and_every_subpackage(tmp_path):
     src = tmp_path / "src"
     shutil.copytree(ROOT / "gpugrad", src / "gpugrad", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "kernels", src / "kernels")
+    shutil.copytree(ROOT / "benchmarks", src / "benchmarks", ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, src / name)
     isolation = ["--no-build-isolation"] if can_build_wheels_offline() else []  # else pip fetches setuptools

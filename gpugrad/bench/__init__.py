@@ -1,0 +1,18 @@
+"""``gpugrad bench``: run the benchmark suite through pytest-benchmark and compare devices in one table.
+
+- :mod:`gpugrad.bench.runner` finds the suite (``gpugrad.benchmarks`` in a
+  wheel, ``benchmarks/`` in a source checkout) and runs it in a pytest
+  subprocess, reporting progress as it goes;
+- :mod:`gpugrad.bench.report` turns the pytest-benchmark JSON into the table;
+- :mod:`gpugrad.bench.plot` draws it as a bar chart (matplotlib, the ``plot`` extra);
+- :mod:`gpugrad.bench.plugin` is the pytest plugin of the subprocess.
+
+Example:
+    >>> from gpugrad.bench import suite_dir
+    >>> (suite_dir() / "conftest.py").is_file()
+    True
+"""
+from .report import ReportError, load, table_lines
+from .runner import BenchError, run_suite, suite_dir
+
+__all__ = ["BenchError", "ReportError", "load", "run_suite", "suite_dir", "table_lines"]

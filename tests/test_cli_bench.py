@@ -1,0 +1,323 @@
+"""``gpugrad bench`` and ``gpugrad check``: the table, the JSON, --compare, --plot, the wheel, argument errors.
+
+The runs here are filtered (``-k``) and capped (``--rounds``) so that they take
+seconds; ``gpugrad bench --quick`` itself is measured in the README.
+"""
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import gpugrad as gg
+from gpugrad.bench import report as bench_report
+from gpugrad.bench.runner import suite_dir
+from gpugrad.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+HAVE_TORCH = importlib.util.find_spec("torch") is not None
+HAVE_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
+FILTER = "W1 or (tanh and 256Ki)"
+
+
+def gpugrad_command(*args, cwd=ROOT, pythonpath=ROOT, timeout=300):
+    env = dict(os.environ, PYTHONPATH=str(pythonpath))
+    env.pop("GPUGRAD_DEVICE", None)
+    return subprocess.run([sys.executable, "-m", "gpugrad", *args], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    """One filtered ``gpugrad bench --quick`` (two rounds per benchmark), with its JSON report."""
+    path = tmp_path_factory.mktemp("bench") / "run.json"
+    proc = gpugrad_command("bench", "--quick", "-k", FILTER, "--rounds", "2", "--json", str(path))
+    return proc, path
+
+
+def table_rows(out):
+    """The table's header and rows: the lines between the blank line after the header lines and the next."""
+    blocks = out.split("\n\n")
+    return blocks[1].splitlines()
+
+
+# --------------------------------------------------------------------------- bench
+
+
+def test_bench_prints_one_table_of_workloads_by_device_and_peer(quick_run):
+    proc, _ = quick_run
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("gpugrad bench --quick: ")
+    rows = table_rows(proc.stdout)
+    header = rows[0]
+    assert header.split("  ")[0] == "workload"
+    for column in ["gpugrad cpu", "numpy cpu", "gg/numpy"] + (["torch cpu", "gg/torch"] if HAVE_TORCH else []):
+        assert column in header
+    labels = [row.split("  ")[0] for row in rows[1:]]
+    assert labels == ["W1 tape overhead (1001 ops on 16 floats)", "tanh fwd+bwd 256Ki"]
+    for row in rows[1:]:
+        assert re.search(r"\d+(\.\d+)? (us|ms|s) ±\d", row), row  # median ± spread
+        assert re.search(r"\d+\.\d\dx$", row), row  # a speedup at the end
+    assert "above 1: gpugrad is faster" in proc.stdout  # the legend
+    assert "bench" in proc.stderr  # the progress bar (tqdm) or its plain lines
+
+
+def test_bench_json_is_pytest_benchmark_json(quick_run):
+    _, path = quick_run
+    report = json.loads(path.read_text())
+    assert {"machine_info", "commit_info", "benchmarks", "datetime", "version"} <= set(report)
+    impls = {(b["extra_info"]["impl"], b["extra_info"]["device"]) for b in report["benchmarks"]}
+    assert {("gpugrad", "cpu"), ("numpy", "cpu")} <= impls
+    for bench in report["benchmarks"]:
+        assert bench["stats"]["rounds"] <= 2
+        assert bench["stats"]["median"] > 0
+    assert report["machine_info"]["gpugrad"]["version"] == gg.__version__
+    # pytest-benchmark's own command line reads it
+    proc = subprocess.run([sys.executable, "-c", "from pytest_benchmark.cli import main; main()", "compare",
+                           str(path), "--columns=median"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "test_w1_gpugrad[gpugrad-cpu]" in proc.stdout
+
+
+def test_load_shows_the_saved_table(quick_run, capsys):
+    proc, path = quick_run
+    assert main(["bench", "--load", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert table_rows(out) == table_rows(proc.stdout)
+
+
+def test_compare_shows_each_medians_change(quick_run, tmp_path, capsys):
+    _, path = quick_run
+    old = json.loads(path.read_text())
+    for bench in old["benchmarks"]:
+        bench["stats"]["median"] *= 2  # the earlier run took twice as long: now -50%
+    old_path = tmp_path / "old.json"
+    old_path.write_text(json.dumps(old))
+    assert main(["bench", "--load", str(path), "--compare", str(old_path)]) == 0
+    out = capsys.readouterr().out
+    rows = table_rows(out)[1:]
+    assert all(row.count("(-50%)") == len(old["benchmarks"]) // len(rows) for row in rows), out
+    assert f"change of the median against {old_path}" in out
+
+
+def test_compare_counts_only_matching_results(quick_run, tmp_path, capsys):
+    _, path = quick_run
+    old = json.loads(path.read_text())
+    old["benchmarks"] = [b for b in old["benchmarks"] if b["extra_info"]["impl"] == "numpy"]
+    old_path = tmp_path / "numpy_only.json"
+    old_path.write_text(json.dumps(old))
+    assert main(["bench", "--load", str(path), "--compare", str(old_path)]) == 0
+    for row in table_rows(capsys.readouterr().out)[1:]:
+        assert row.count("%)") == 1  # only the numpy cell has an earlier result
+
+
+@pytest.mark.skipif(not HAVE_MATPLOTLIB, reason="matplotlib is not installed (pip install 'gpugrad[plot]'); "
+                                                "test_plot_without_matplotlib covers the message instead")
+def test_plot_writes_a_png_bar_chart(quick_run, tmp_path, capsys):
+    import matplotlib.image
+
+    _, path = quick_run
+    png = tmp_path / "bench.png"
+    assert main(["bench", "--load", str(path), "--plot", str(png)]) == 0
+    assert f"bar chart in {png}" in capsys.readouterr().out
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    image = matplotlib.image.imread(str(png))
+    assert image.shape[0] > 200 and image.shape[1] > 500
+    assert len({tuple(p) for p in image[::7, ::7, :3].reshape(-1, 3).round(2)}) > 5  # bars, not a blank page
+
+
+@pytest.mark.skipif(not HAVE_MATPLOTLIB, reason="matplotlib is not installed (pip install 'gpugrad[plot]')")
+def test_plot_draws_one_bar_per_result(quick_run, tmp_path):
+    from gpugrad.bench.plot import write_plot
+
+    _, path = quick_run
+    report = json.loads(path.read_text())
+    assert write_plot(report, str(tmp_path / "bars.png")) == len(bench_report.collect(report).cells)
+
+
+def test_plot_without_matplotlib_is_a_clear_error_before_running(monkeypatch, quick_run, tmp_path, capsys):
+    _, path = quick_run
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if it were not installed
+    png = tmp_path / "bench.png"
+    assert main(["bench", "--quick", "--plot", str(png)]) == 1  # fails at once: no suite run
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "gpugrad: error: --plot needs matplotlib" in captured.err
+    assert "pip install 'gpugrad[plot]'" in captured.err
+    assert "Traceback" not in captured.err
+    assert not png.exists()
+    assert main(["bench", "--load", str(path)]) == 0  # without --plot, nothing is missing
+
+
+def test_a_keyword_that_matches_nothing_is_an_error(capsys):
+    assert main(["bench", "-k", "no_such_benchmark_anywhere", "--no-progress"]) == 1
+    assert "gpugrad: error: no benchmark matched -k 'no_such_benchmark_anywhere'" in capsys.readouterr().err
+
+
+def test_a_report_that_is_not_json_is_a_one_line_error(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text("not json")
+    assert main(["bench", "--load", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"gpugrad: error: {bad} is not JSON") and "Traceback" not in err
+
+
+def test_the_quick_subset(tmp_path):
+    """--quick: W1, the 256 Ki op sizes, W2, W3, the CNN step and the optimizers; nothing at 1 Ki or 4 Mi, no W4."""
+    proc = subprocess.run([sys.executable, "-m", "pytest", str(suite_dir()), "-p", "no:cacheprovider", "-o",
+                           "addopts=", "--collect-only", "-q", "-m", "quick"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    ids = [line for line in proc.stdout.splitlines() if "::" in line]
+    names = "\n".join(ids)
+    for expected in ("test_w1_gpugrad", "test_w2_gpugrad", "test_w3_gpugrad", "test_cnn_gpugrad", "adam",
+                     "sgd_momentum", "matmul-256Ki", "softmax_cross_entropy-256Ki"):
+        assert expected in names
+    assert not any(s in names for s in ("1Ki", "4Mi", "test_w4", "test_g1"))
+    assert len([i for i in ids if "test_op_gpugrad" in i]) == 8 * len(gg.devices())
+
+
+def test_the_suites_own_checks_pass():
+    """Not the timings: that every implementation of every workload computes the same thing."""
+    proc = subprocess.run([sys.executable, "-m", "pytest", str(suite_dir()), "-p", "no:cacheprovider", "-o",
+                           "addopts=", "-q", "--benchmark-skip"], capture_output=True, text=True, cwd=ROOT,
+                          timeout=600, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert re.search(r"\b\d{2,} passed", proc.stdout), proc.stdout[-500:]
+
+
+# --------------------------------------------------------------------------- check
+
+
+def test_check_passes_and_lists_every_registered_op(capsys):
+    assert main(["check", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split()[0] for line in out.splitlines()[1:] if line and not line.startswith(" ")}
+    missing = sorted(set(gg.registered_ops()) - rows)
+    assert not missing, missing
+    header = out.splitlines()[0].split()
+    assert header == ["op", "specs"] + gg.devices()
+    assert "passed: all" in out and "FAIL" not in out
+
+
+def test_check_fails_on_a_wrong_gradient(monkeypatch, capsys):
+    def wrong(op, dy):  # the truth is dy * (1 - y^2)
+        return [dy * 2.0]
+
+    monkeypatch.setitem(gg.registry.rules, "Tanh", wrong)
+    assert main(["check", "--no-progress", "--device", "cpu"]) == 1
+    out = capsys.readouterr().out
+    tanh_row = next(line for line in out.splitlines() if line.startswith("Tanh "))
+    assert tanh_row.endswith("FAIL")
+    assert "FAILED:" in out and "Tanh on cpu: max error" in out
+
+
+def test_check_names_a_registered_op_with_no_spec(capsys):
+    @gg.RegisterGradient("NoSpecForTheCliTest")
+    def _rule(op, dy):
+        return [dy]
+
+    try:
+        assert main(["check", "--no-progress"]) == 1
+    finally:
+        gg.registry.rules.pop("NoSpecForTheCliTest")
+    err = capsys.readouterr().err
+    assert "registered ops with no spec" in err and "NoSpecForTheCliTest" in err
+
+
+# --------------------------------------------------------------------------- argument errors
+
+
+@pytest.mark.parametrize("argv", [
+    ["bench", "--rounds", "0"],
+    ["bench", "--rounds", "many"],
+    ["bench", "--threads", "-2"],
+    ["bench", "--max-time", "0"],
+    ["bench", "--compare", "no/such/old.json"],
+    ["bench", "--load", "no/such/run.json"],
+    ["bench", "--json", "no/such/folder/out.json"],
+    ["bench", "--plot", "no/such/folder/out.png"],
+    ["bench", "--frobnicate"],
+    ["check", "--tolerance", "-1"],
+    ["check", "extra"],
+], ids=lambda argv: " ".join(argv))
+def test_bad_arguments_give_usage_and_exit_2(argv, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: gpugrad {argv[0]}")
+    assert "gpugrad " + argv[0] + ": error:" in err
+    assert "Traceback" not in err
+
+
+def test_load_cannot_be_combined_with_run_options(quick_run, capsys):
+    _, path = quick_run
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "--load", str(path), "--quick", "-k", "W1"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "usage: gpugrad bench" in err and "cannot be combined with --quick, -k" in err
+
+
+def test_check_on_a_device_that_cannot_be_used_is_one_line(capsys):
+    assert main(["check", "--device", "tpu:0", "--no-progress"]) == 1
+    assert capsys.readouterr().err.startswith("gpugrad: error: invalid device 'tpu:0'")
+
+
+def test_help_lists_every_subcommand(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    for command in ("info", "train", "bench", "check"):
+        assert re.search(rf"^\s+{command}\s+\w", out, re.M), command
+
+
+# --------------------------------------------------------------------------- installed from the wheel
+
+
+def can_build_wheels_offline():
+    """Whether this interpreter's setuptools builds wheels itself (>= 70.1, or with the wheel package)."""
+    spec = importlib.util.find_spec("setuptools")
+    if spec is None:
+        return False
+    return importlib.util.find_spec("wheel") is not None or \
+        (Path(spec.origin).parent / "command" / "bdist_wheel.py").is_file()
+
+
+def test_the_wheel_ships_the_suite_and_the_specs_and_bench_runs_from_it(tmp_path):
+    src = tmp_path / "src"  # a copy: a build writes build/ and *.egg-info next to the sources
+    for folder in ("gpugrad", "kernels", "benchmarks"):
+        shutil.copytree(ROOT / folder, src / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    isolation = ["--no-build-isolation"] if can_build_wheels_offline() else []  # else pip fetches setuptools
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", *isolation, "-q", "-w",
+                           str(tmp_path / "dist"), str(src)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (wheel,) = (tmp_path / "dist").glob("gpugrad-*.whl")
+    listed = set(zipfile.ZipFile(wheel).namelist())
+    for name in [p.name for p in (ROOT / "benchmarks").glob("*.py")]:
+        assert f"gpugrad/benchmarks/{name}" in listed
+    for name in [p.name for p in (ROOT / "gpugrad" / "testing" / "op_specs").glob("*.py")]:
+        assert f"gpugrad/testing/op_specs/{name}" in listed
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)  # a pure-Python wheel unpacked is an installed package
+    work = tmp_path / "elsewhere"  # not the checkout: the suite must come from the wheel
+    work.mkdir()
+    proc = gpugrad_command("bench", "-k", "W1 and gpugrad", "--rounds", "1", "--no-progress", cwd=work,
+                           pythonpath=site)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"suite: {site / 'gpugrad' / 'benchmarks'}" in proc.stdout
+    assert "W1 tape overhead" in proc.stdout and "gpugrad cpu" in proc.stdout
+    proc = gpugrad_command("check", "--device", "cpu", "--no-progress", cwd=work, pythonpath=site)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
+    assert "passed: all" in proc.stdout
