@@ -175,6 +175,10 @@ def cmd_bench(args):
         print(f"bar chart in {args.plot}")
     for nodeid, phase, message in failures:
         print(f"gpugrad: error: benchmark failed ({phase}): {nodeid}: {message}", file=sys.stderr)
+    if not args.load and run.returncode != 0 and not failures:  # say, a module that could not be collected
+        tail = "\n".join(run.log.splitlines()[-20:])
+        print(f"gpugrad: error: pytest exited with {run.returncode}; its last lines:\n{tail}", file=sys.stderr)
+        return 1
     return 1 if failures else 0
 
 

@@ -35,9 +35,9 @@ def gpugrad_command(*args, cwd=ROOT, pythonpath=ROOT, timeout=300):
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
-    """One filtered ``gpugrad bench --quick`` (two rounds per benchmark), with its JSON report."""
+    """One filtered ``gpugrad bench --quick`` (two rounds per benchmark, one BLAS thread), with its JSON report."""
     path = tmp_path_factory.mktemp("bench") / "run.json"
-    proc = gpugrad_command("bench", "--quick", "-k", FILTER, "--rounds", "2", "--json", str(path))
+    proc = gpugrad_command("bench", "--quick", "-k", FILTER, "--rounds", "2", "--threads", "1", "--json", str(path))
     return proc, path
 
 
@@ -65,7 +65,21 @@ def test_bench_prints_one_table_of_workloads_by_device_and_peer(quick_run):
         assert re.search(r"\d+(\.\d+)? (us|ms|s) ±\d", row), row  # median ± spread
         assert re.search(r"\d+\.\d\dx$", row), row  # a speedup at the end
     assert "above 1: gpugrad is faster" in proc.stdout  # the legend
+    assert "threads: OMP_NUM_THREADS=1, OPENBLAS_NUM_THREADS=1, MKL_NUM_THREADS=1" in proc.stdout
     assert "bench" in proc.stderr  # the progress bar (tqdm) or its plain lines
+
+
+def test_progress_without_tqdm_is_one_plain_line_per_benchmark(monkeypatch, capsys):
+    from gpugrad.cli import _Progress
+
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # as if it were not installed
+    bar = _Progress(True, "bench", plain=True)
+    for event in [("total", "2"), ("done", "test_ops.py::test_op_gpugrad[tanh-1Ki-gpugrad-cpu]"),
+                  ("failed", "x", "call", "boom"), ("done", "test_ops.py::test_op_torch[tanh-1Ki-torch-cpu]")]:
+        bar.event(event)
+    bar.close()
+    assert capsys.readouterr().err.splitlines() == ["[1/2] test_ops.py::test_op_gpugrad[tanh-1Ki-gpugrad-cpu]",
+                                                    "[2/2] test_ops.py::test_op_torch[tanh-1Ki-torch-cpu]"]
 
 
 def test_bench_json_is_pytest_benchmark_json(quick_run):
@@ -153,6 +167,53 @@ def test_plot_without_matplotlib_is_a_clear_error_before_running(monkeypatch, qu
     assert "Traceback" not in captured.err
     assert not png.exists()
     assert main(["bench", "--load", str(path)]) == 0  # without --plot, nothing is missing
+
+
+def test_a_failing_benchmark_is_reported_and_exits_1(tmp_path, monkeypatch, capsys):
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "test_tiny.py").write_text(
+        "def tag(benchmark, impl):\n"
+        "    benchmark.extra_info.update(workload='tiny', label='tiny sum', impl=impl, device='cpu')\n"
+        "def test_passes(benchmark):\n"
+        "    tag(benchmark, 'gpugrad')\n"
+        "    benchmark.pedantic(sum, args=([1, 2],), rounds=3)\n"
+        "def test_fails(benchmark):\n"
+        "    tag(benchmark, 'numpy')\n"
+        "    benchmark.pedantic(sum, args=([1, 2],), rounds=3)\n"
+        "    assert False, 'the numbers disagree'\n")
+    (suite / "conftest.py").write_text("")
+    monkeypatch.setattr("gpugrad.bench.runner.suite_dir", lambda: suite)
+    assert main(["bench", "--no-progress"]) == 1
+    captured = capsys.readouterr()
+    assert "tiny sum" in captured.out and "gpugrad cpu" in captured.out  # the results that were measured
+    assert "gpugrad: error: benchmark failed (call): test_tiny.py::test_fails: AssertionError: the numbers " \
+           "disagree" in captured.err
+
+
+def test_a_run_that_cannot_start_shows_pytests_last_lines(tmp_path, monkeypatch, capsys):
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "conftest.py").write_text("import no_such_module_for_the_test\n")
+    monkeypatch.setattr("gpugrad.bench.runner.suite_dir", lambda: suite)
+    assert main(["bench", "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("gpugrad: error: pytest exited with") and "no_such_module_for_the_test" in err
+
+
+def test_a_benchmark_module_that_cannot_be_collected_fails_the_run(tmp_path, monkeypatch, capsys):
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "conftest.py").write_text("")
+    (suite / "test_good.py").write_text(
+        "def test_good(benchmark):\n"
+        "    benchmark.extra_info.update(workload='w', impl='gpugrad', device='cpu')\n"
+        "    benchmark.pedantic(sum, args=([1],), rounds=2)\n")
+    (suite / "test_broken.py").write_text("import no_such_module_for_the_test\n")
+    monkeypatch.setattr("gpugrad.bench.runner.suite_dir", lambda: suite)
+    assert main(["bench", "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert "gpugrad: error: pytest exited with" in err and "no_such_module_for_the_test" in err
 
 
 def test_a_keyword_that_matches_nothing_is_an_error(capsys):

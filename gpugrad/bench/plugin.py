@@ -33,8 +33,10 @@ def pytest_collection_finish(session):
 
 def pytest_runtest_logreport(report):
     if report.failed:
-        lines = [line for line in report.longreprtext.splitlines() if line.strip()]
-        _write("failed", report.nodeid, report.when, lines[-1] if lines else "")
+        crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
+        lines = [line for line in (getattr(crash, "message", "") or report.longreprtext).splitlines() if line.strip()]
+        _write("failed", report.nodeid, report.when, lines[0] if crash is not None and lines else
+               lines[-1] if lines else "")
 
 
 def pytest_runtest_logfinish(nodeid, location):

@@ -131,9 +131,12 @@ def run_suite(json_path=None, quick=False, keyword=None, rounds=None, max_time=N
         text = log_path.read_text(errors="replace")
         if proc.returncode == 5:
             raise BenchError("no benchmark matched" + (f" -k {keyword!r}" if keyword else ""))
-        if not report_path.is_file():
-            tail = "\n".join(text.splitlines()[-30:])
-            raise BenchError(f"pytest exited with {proc.returncode} and wrote no report; its last lines:\n{tail}")
-        from .report import load
+        from .report import ReportError, load
 
-        return RunResult(proc.returncode, load(report_path), failures, text, seconds, count)
+        try:
+            report = load(report_path)
+        except ReportError:
+            tail = "\n".join(text.splitlines()[-30:])
+            raise BenchError(f"pytest exited with {proc.returncode} and wrote no report; its last lines:\n"
+                             f"{tail}") from None
+        return RunResult(proc.returncode, report, failures, text, seconds, count)
