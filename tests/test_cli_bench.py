@@ -216,6 +216,14 @@ def test_a_benchmark_module_that_cannot_be_collected_fails_the_run(tmp_path, mon
     assert "gpugrad: error: pytest exited with" in err and "no_such_module_for_the_test" in err
 
 
+def test_without_pytest_benchmark_bench_says_what_to_install(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "pytest_benchmark", None)  # as if it were not installed
+    assert main(["bench", "--quick", "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert err == ("gpugrad: error: gpugrad bench runs the suite with pytest-benchmark, which is not installed: "
+                   "pip install 'gpugrad[bench]'\n")
+
+
 def test_a_keyword_that_matches_nothing_is_an_error(capsys):
     assert main(["bench", "-k", "no_such_benchmark_anywhere", "--no-progress"]) == 1
     assert "gpugrad: error: no benchmark matched -k 'no_such_benchmark_anywhere'" in capsys.readouterr().err

@@ -57,6 +57,25 @@ def suite_dir():
                      f"or {_PACKAGE_DIR.parent} (reinstall gpugrad)")
 
 
+def missing_requirement():
+    """``None`` when pytest and pytest-benchmark can be imported, else a sentence saying how to install them.
+
+    Example:
+        >>> missing_requirement() is None  # the test extra installs both
+        True
+    """
+    import importlib.util
+
+    for module, name in (("pytest", "pytest"), ("pytest_benchmark", "pytest-benchmark")):
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            return f"gpugrad bench runs the suite with {name}, which is not installed: pip install 'gpugrad[bench]'"
+    return None
+
+
 def pytest_arguments(suite, json_path, quick=False, keyword=None, rounds=None, max_time=None):
     """The command line of pytest for one run of ``suite`` writing its report to ``json_path``."""
     args = [str(suite), "-p", "no:cacheprovider", "-p", "gpugrad.bench.plugin", "-o", "addopts=",
@@ -92,6 +111,9 @@ def run_suite(json_path=None, quick=False, keyword=None, rounds=None, max_time=N
     that produced no report at all raises :class:`BenchError` with pytest's
     last lines.
     """
+    problem = missing_requirement()
+    if problem:
+        raise BenchError(problem)
     suite = suite_dir()
     with tempfile.TemporaryDirectory(prefix="gpugrad-bench-") as tmp:
         report_path = Path(json_path) if json_path else Path(tmp) / "report.json"
