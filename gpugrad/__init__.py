@@ -13,7 +13,7 @@ import numpy as _np
 __version__ = "0.1.0"
 
 from .errors import (AnomalyError, DeviceError, DeviceUnavailableError, DTypeError, GpugradError,  # noqa: E402
-                     GradientError, IndexOutOfRangeError, LookupGradientError, ShapeError)
+                     GradientError, IndexOutOfRangeError, LookupGradientError, OutOfMemoryError, ShapeError)
 from .backend import cuda_available, default_device, device, devices, get_device  # noqa: E402
 from .tensor import Tensor, Variable, from_dlpack, tensor  # noqa: E402
 from .registry import NotDifferentiable, RegisterGradient, registered_ops  # noqa: E402

@@ -71,13 +71,14 @@ def custom_gradient(f):
             active_tapes[:] = saved
         if not active_tapes:
             return y
-        variables = [v for v in reads.watched_variables()]
+        inputs = tuple(x for x in xs if isinstance(x, Tensor))
+        # variables passed as arguments are inputs; only those f reads by itself need grad_fn's `variables`
+        variables = [v for v in reads.watched_variables() if not any(v is x for x in inputs)]
         if variables and "variables" not in inspect.signature(grad_fn).parameters:
             raise GradientError(
                 f"custom_gradient function {f.__name__!r} reads variables "
                 f"{[v.name or tuple(v.shape) for v in variables]}, so its grad_fn must accept "
                 f"a 'variables' keyword and return (input_grads, variable_grads)")
-        inputs = tuple(x for x in xs if isinstance(x, Tensor))
         flat_y = nest.flatten(y)
         outs = tuple(Tensor._wrap(t._data, t._device) for t in flat_y)  # fresh ids for the tape
         backward = _backward_fn(f.__name__, grad_fn, inputs, variables)
@@ -113,6 +114,7 @@ def _backward_fn(name, grad_fn, inputs, variables):
 
 
 def _as_list(grads):
-    if grads is None or isinstance(grads, Tensor):
+    """A grad_fn's result as a list: a bare tensor or array (one input's gradient) becomes a list of one."""
+    if grads is None or isinstance(grads, Tensor) or not isinstance(grads, (list, tuple)):
         return [grads]
     return list(grads)

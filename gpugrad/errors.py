@@ -10,6 +10,24 @@ Example:
     ... except ValueError as e:
     ...     print(type(e).__name__)
     ShapeError
+
+What raises what (each message names the op, the shapes, dtypes or devices, and what to do):
+
+- ShapeError: shapes that do not broadcast (every binary op, ``where``, ``clip``),
+  matmul/tensordot/einsum contractions, reshape sizes, concat/stack/split, axes out of
+  range, ``output_gradients`` of the wrong shape.
+- DTypeError: an integer *target* of ``tape.gradient``; ops that need one dtype
+  (concat, stack, conv2d); float class labels; an optimizer given a gradient whose
+  dtype is not its variable's. An integer *source* is not an error: its gradient is
+  ``None``, as in TensorFlow. Elementwise ops on mixed float16/float32 (or float64)
+  follow NumPy's promotion, and the gradient of the narrower input arrives in the
+  promoted dtype.
+- IndexOutOfRangeError: indices, class labels and embedding ids outside their axis.
+- GradientError: a second ``.gradient`` on a non-persistent tape; a gradient rule,
+  ``@custom_gradient`` or ``record_operation`` that returns the wrong number of
+  gradients, or one whose shape does not reduce to its input's; a Variable assigned
+  after an op on a live tape read it (its version changed).
+- OutOfMemoryError: a GPU ran out of memory in an op (its name and the bytes asked).
 """
 
 
@@ -47,3 +65,7 @@ class IndexOutOfRangeError(GpugradError, IndexError):
 
 class AnomalyError(GpugradError, FloatingPointError):
     """A NaN or Inf that ``gg.detect_anomaly()`` caught in an op's output or gradient."""
+
+
+class OutOfMemoryError(GpugradError, MemoryError):
+    """A device that ran out of memory in an op; the message names the op and the bytes it asked for."""

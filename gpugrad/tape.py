@@ -311,9 +311,13 @@ def _unbroadcast(grad, t, op_type):
     try:
         return sum_to(grad, t.shape)
     except ShapeError:
+        custom = op_type.startswith("CustomGradient:")
+        who = (f"the grad_fn of custom_gradient function {op_type[15:]!r}" if custom
+               else f"the gradient of op {op_type!r}")
         raise GradientError(
-            f"the gradient of op {op_type!r} has shape {grad.shape}, which does not reduce to "
-            f"its input's shape {t.shape}") from None
+            f"{who} returned a gradient of shape {grad.shape} for an input of shape {t.shape}: expected "
+            f"{t.shape} (or a shape broadcasting made from it, which is summed back); make "
+            f"{'grad_fn' if custom else 'its gradient function'} return one gradient of each input's shape") from None
 
 
 def _check_versions(op_type, inputs, versions):

@@ -78,6 +78,7 @@ class CupyBackend:
         self._get_device = cupy.cuda.runtime.getDevice
         self._device_index = operator.attrgetter("device.id")  # the GPU an array lives on
         self._kernels = {}
+        self._out_of_memory = cupy.cuda.memory.OutOfMemoryError
 
     def device_names(self):
         return [f"cuda:{i}" for i in range(self._count)]
@@ -87,16 +88,20 @@ class CupyBackend:
         """A CuPy array of ``data`` on device ``index``: a host array is copied there,
         a CuPy array on another GPU is copied device to device, one already there is kept."""
         cupy = self.xp
-        if isinstance(data, cupy.ndarray) and self._device_index(data) != index:
-            with cupy.cuda.Device(self._device_index(data)):
-                src = cupy.ascontiguousarray(data)  # made contiguous where it lives
+        try:
+            if isinstance(data, cupy.ndarray) and self._device_index(data) != index:
+                with cupy.cuda.Device(self._device_index(data)):
+                    src = cupy.ascontiguousarray(data)  # made contiguous where it lives
+                with cupy.cuda.Device(index):
+                    out = cupy.empty(src.shape, src.dtype)
+                    if src.nbytes:
+                        out.data.copy_from_device(src.data, src.nbytes)
+                data = out
             with cupy.cuda.Device(index):
-                out = cupy.empty(src.shape, src.dtype)
-                if src.nbytes:
-                    out.data.copy_from_device(src.data, src.nbytes)
-            data = out
-        with cupy.cuda.Device(index):
-            return cupy.asarray(data, dtype=dtype)
+                return cupy.asarray(data, dtype=dtype)
+        except self._out_of_memory as exc:
+            raise self.out_of_memory(exc, f"copying an array of shape {getattr(data, 'shape', '?')} to the GPU",
+                                     index) from exc
 
     def to_numpy(self, array):
         return self.xp.asnumpy(array)
@@ -148,21 +153,45 @@ class CupyBackend:
         if len(arrays) != n and len(arrays) != n + fused.n_outputs:
             raise TypeError(f"fused kernel {kernel_name!r} takes {n} arrays, or {n + fused.n_outputs} "
                             f"with its outputs; got {len(arrays)}")
-        for i in fused.other_floats:
-            if arrays[i].dtype != first.dtype:
-                return self.fused(kernel_name, *self._promoted(fused, arrays), **params)
-        if fused.raw:  # raw arrays are read by flat index: contiguous and 1-D
-            arrays = list(arrays)
-            for i in fused.raw:
-                arrays[i] = self.xp.ascontiguousarray(arrays[i]).reshape(-1)
-        if params or fused.source.keyword_params:
-            args = self._arguments(fused, kernel_name, arrays, params)
-        else:
-            args = arrays
-        if index != self._get_device():
+        try:  # free when nothing is raised; an out-of-memory error comes back naming the kernel
+            for i in fused.other_floats:
+                if arrays[i].dtype != first.dtype:
+                    return self.fused(kernel_name, *self._promoted(fused, arrays), **params)
+            if fused.raw:  # raw arrays are read by flat index: contiguous and 1-D
+                arrays = list(arrays)
+                for i in fused.raw:
+                    arrays[i] = self.xp.ascontiguousarray(arrays[i]).reshape(-1)
+            if params or fused.source.keyword_params:
+                args = self._arguments(fused, kernel_name, arrays, params)
+            else:
+                args = arrays
+            if index != self._get_device():
+                with self.xp.cuda.Device(index):
+                    return fused.kernel(*args)
+            return fused.kernel(*args)
+        except self._out_of_memory as exc:
+            raise self.out_of_memory(exc, f"fused kernel {kernel_name!r}", index) from exc
+
+    def out_of_memory(self, exc, what, index):
+        """A ``gg.OutOfMemoryError`` for CuPy's out-of-memory ``exc`` in ``what`` (an op) on GPU ``index``.
+
+        The memory pool's cached free blocks are handed back to the driver first,
+        so the pool stays usable: the next, smaller request can succeed.
+        """
+        from ..errors import OutOfMemoryError
+
+        pool = self.xp.get_default_memory_pool()
+        try:
             with self.xp.cuda.Device(index):
-                return fused.kernel(*args)
-        return fused.kernel(*args)
+                pool.free_all_blocks()
+        except Exception:  # noqa: BLE001 - the report below matters more than the clean-up
+            pass
+        size = getattr(exc, "_size", None)
+        asked = f"{size:,} bytes" if isinstance(size, int) else "memory"
+        return OutOfMemoryError(
+            f"{what} ran out of GPU memory on cuda:{index} asking for {asked} "
+            f"({pool.used_bytes():,} bytes are held by live arrays); free arrays you no longer need "
+            f"(and the tapes that hold them), or use smaller batches")
 
     def _promoted(self, fused, arrays):
         """``arrays`` with the T-typed inputs cast to their common NumPy result dtype."""

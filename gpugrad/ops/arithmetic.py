@@ -6,6 +6,7 @@ sums each back to its input's shape.
 """
 import numpy as np
 
+from ..errors import ShapeError
 from ..registry import NotDifferentiable, RegisterGradient
 from ..tensor import Tensor
 from .base import ONE, binary, broadcast_error, emit, emit_many, fused, hot_grad, same_device, unary
@@ -394,11 +395,15 @@ def where(cond, x, y):
     """
     x, y = binary(x, y, "Where")
     dev = x._device
-    mask = cond._data if hasattr(cond, "_data") else dev.xp.asarray(cond)
+    if hasattr(cond, "_data"):
+        mask = cond._data if cond.__class__ is Tensor else cond._data.copy()  # a Variable's may change
+    else:
+        mask = dev.xp.asarray(cond)
     try:
         out = dev.xp.where(mask, x._data, y._data)
     except ValueError:
-        raise broadcast_error("Where", x, y) from None
+        raise ShapeError(f"op 'Where' cannot broadcast cond of shape {mask.shape}, x of shape {x.shape} and "
+                         f"y of shape {y.shape} together") from None
     return emit("Where", out, dev, (x, y), {"cond": mask})
 
 
@@ -419,10 +424,21 @@ def clip(x, lo, hi):
     """
     x = unary(x)
     xp = x._device.xp
-    lo_data = lo._data if hasattr(lo, "_data") else lo
-    hi_data = hi._data if hasattr(hi, "_data") else hi
-    out = xp.clip(x._data, lo_data, hi_data)
+    lo_data = _bound(lo)
+    hi_data = _bound(hi)
+    try:
+        out = xp.clip(x._data, lo_data, hi_data)
+    except ValueError:
+        raise ShapeError(f"op 'Clip' cannot broadcast x of shape {x.shape} with bounds of shapes "
+                         f"{np.shape(lo_data)} and {np.shape(hi_data)}") from None
     return emit("Clip", out.astype(x.dtype, copy=False), x._device, (x,), {"lo": lo_data, "hi": hi_data})
+
+
+def _bound(b):
+    """A clip bound's number or array; a Variable's array is copied (a later assign must not move it)."""
+    if not hasattr(b, "_data"):
+        return b
+    return b._data if b.__class__ is Tensor else b._data.copy()
 
 
 @RegisterGradient("Clip")

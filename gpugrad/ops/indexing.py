@@ -51,7 +51,7 @@ def _index_array(op_type, value, device):
             raise DeviceError(
                 f"op {op_type!r} got indices on {value.device!r} for a tensor on {device.name!r}; "
                 f"move one with .to(device)")
-        a, host = value._data, device is CPU
+        a, host = value._data if value.__class__ is Tensor else value._data.copy(), device is CPU  # a Variable may change
     elif isinstance(value, device.array_type):
         a, host = value, device is CPU
     else:
