@@ -323,7 +323,9 @@ def _unbroadcast(grad, t, op_type):
 def _check_versions(op_type, inputs, versions):
     for t, version in zip(inputs, versions):
         if version is not None and t._version != version:
+            label = f"variable {t.name!r}" if t.name else "variable"
             raise GradientError(
-                f"variable {t.name or ''!s} (shape {t.shape}) was assigned after op {op_type!r} "
-                f"read it, and that op's gradient needs the old value; compute the gradient "
-                f"before assigning, or read a copy")
+                f"{label} of shape {t.shape} was assigned after op {op_type!r} read it (version {version}, "
+                f"now {t._version}: assign, assign_add, assign_sub or an optimizer update), so what the tape "
+                f"recorded no longer matches it; compute the gradient before changing the variable, or record "
+                f"the forward pass again on a new tape")
