@@ -265,27 +265,44 @@ def test_the_suites_own_checks_pass():
 # --------------------------------------------------------------------------- check
 
 
-def test_check_passes_and_lists_every_registered_op(capsys):
-    assert main(["check", "--no-progress"]) == 0
-    out = capsys.readouterr().out
+# In a fresh interpreter: a test module that registers an op of its own must not change what they see.
+CHECK_WITH_A_WRONG_TANH = """
+import sys
+import gpugrad as gg
+from gpugrad.cli import main
+
+def wrong(op, dy):  # the truth is dy * (1 - y^2)
+    return [dy * 2.0]
+
+gg.registry.rules["Tanh"] = wrong
+sys.exit(main(["check", "--no-progress", "--device", "cpu"]))
+"""
+
+
+def test_check_passes_and_lists_every_registered_op():
+    proc = gpugrad_command("check", "--no-progress")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
+    out = proc.stdout
     rows = {line.split()[0] for line in out.splitlines()[1:] if line and not line.startswith(" ")}
-    missing = sorted(set(gg.registered_ops()) - rows)
+    registered = subprocess.run([sys.executable, "-c", "import gpugrad as gg; print(*gg.registered_ops())"],
+                                capture_output=True, text=True, cwd=ROOT, timeout=120,
+                                env=dict(os.environ, PYTHONPATH=str(ROOT))).stdout.split()
+    assert len(registered) > 50
+    missing = sorted(set(registered) - rows)
     assert not missing, missing
+    assert f"specs of {len(registered)} ops" in out
     header = out.splitlines()[0].split()
     assert header == ["op", "specs"] + gg.devices()
     assert "passed: all" in out and "FAIL" not in out
 
 
-def test_check_fails_on_a_wrong_gradient(monkeypatch, capsys):
-    def wrong(op, dy):  # the truth is dy * (1 - y^2)
-        return [dy * 2.0]
-
-    monkeypatch.setitem(gg.registry.rules, "Tanh", wrong)
-    assert main(["check", "--no-progress", "--device", "cpu"]) == 1
-    out = capsys.readouterr().out
-    tanh_row = next(line for line in out.splitlines() if line.startswith("Tanh "))
+def test_check_fails_on_a_wrong_gradient():
+    proc = subprocess.run([sys.executable, "-c", CHECK_WITH_A_WRONG_TANH], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr
+    tanh_row = next(line for line in proc.stdout.splitlines() if line.startswith("Tanh "))
     assert tanh_row.endswith("FAIL")
-    assert "FAILED:" in out and "Tanh on cpu: max error" in out
+    assert "FAILED:" in proc.stdout and "Tanh on cpu: max error" in proc.stdout
 
 
 def test_check_names_a_registered_op_with_no_spec(capsys):
@@ -336,9 +353,10 @@ def test_load_cannot_be_combined_with_run_options(quick_run, capsys):
     assert "usage: gpugrad bench" in err and "cannot be combined with --quick, -k" in err
 
 
-def test_check_on_a_device_that_cannot_be_used_is_one_line(capsys):
-    assert main(["check", "--device", "tpu:0", "--no-progress"]) == 1
-    assert capsys.readouterr().err.startswith("gpugrad: error: invalid device 'tpu:0'")
+def test_check_on_a_device_that_cannot_be_used_is_one_line():
+    proc = gpugrad_command("check", "--device", "tpu:0", "--no-progress")
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("gpugrad: error: invalid device 'tpu:0'") and "Traceback" not in proc.stderr
 
 
 def test_help_lists_every_subcommand(capsys):
