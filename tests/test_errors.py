@@ -325,14 +325,15 @@ def test_a_custom_gradient_may_return_a_bare_array_for_one_input():
     assert g.numpy().tolist() == [2.0, 2.0, 2.0]
 
 
-@gg.RegisterGradient("ErrorsTestBadShape")
-def _bad_shape_grad(op, dy):
-    return [gg.ones((7,))]
-
-
-@gg.RegisterGradient("ErrorsTestBadCount")
-def _bad_count_grad(op, dy):
-    return [dy, dy]
+@pytest.fixture
+def bad_rules():
+    """Two deliberately wrong rules, registered only while a test uses them."""
+    gg.RegisterGradient("ErrorsTestBadShape")(lambda op, dy: [gg.ones((7,))])
+    gg.RegisterGradient("ErrorsTestBadCount")(lambda op, dy: [dy, dy])
+    yield
+    for name in ("ErrorsTestBadShape", "ErrorsTestBadCount"):
+        gg.registry.rules.pop(name)
+        gg.registry.rules_reading_outputs.discard(name)
 
 
 def recorded(op_type, x):
@@ -341,13 +342,13 @@ def recorded(op_type, x):
     return y
 
 
-def test_a_registered_gradient_of_the_wrong_shape_is_caught_at_its_op():
+def test_a_registered_gradient_of_the_wrong_shape_is_caught_at_its_op(bad_rules):
     with pytest.raises(GradientError, match=r"op 'ErrorsTestBadShape' returned a gradient of shape \(7,\) for an "
                                             r"input of shape \(2,\): expected \(2,\)"):
         gradient_of(lambda x: recorded("ErrorsTestBadShape", x), (2,))
 
 
-def test_a_registered_gradient_returning_too_many_gradients():
+def test_a_registered_gradient_returning_too_many_gradients(bad_rules):
     with pytest.raises(GradientError, match="op 'ErrorsTestBadCount' returned 2 gradients for 1 inputs"):
         gradient_of(lambda x: recorded("ErrorsTestBadCount", x), (2,))
 

@@ -67,6 +67,8 @@ class _Fused:
 class CupyBackend:
     """Owns CuPy as the array module of the ``"cuda:N"`` devices."""
 
+    _out_of_memory = MemoryError  # CuPy's OutOfMemoryError once constructed (it subclasses MemoryError)
+
     name = "cupy"
 
     def __init__(self):
