@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..registry import NotDifferentiable, RegisterGradient
 from ..tensor import Tensor
-from .base import ONE, binary, broadcast_error, emit, emit_many, fused, hot_grad, same_device, unary
+from .base import ONE, binary, binary_error, emit, emit_many, fused, hot_grad, same_device, unary
 
 __all__ = ['add', 'subtract', 'negative', 'multiply', 'divide', 'div_grad', 'power', 'pow_grad', 'abs', 'abs_grad',
            'sign', 'maximum', 'maximum_grad', 'minimum', 'minimum_grad', 'where', 'clip', 'clip_grad']
@@ -30,8 +30,8 @@ def add(x, y):
         x, y = binary(x, y, "Add")
     try:
         return emit("Add", x._data + y._data, x._device, (x, y))
-    except ValueError:
-        raise broadcast_error("Add", x, y) from None
+    except (ValueError, TypeError) as e:
+        raise binary_error("Add", e, x, y) from None
 
 
 @RegisterGradient("Add")
@@ -51,8 +51,8 @@ def subtract(x, y):
         x, y = binary(x, y, "Sub")
     try:
         return emit("Sub", x._data - y._data, x._device, (x, y))
-    except ValueError:
-        raise broadcast_error("Sub", x, y) from None
+    except (ValueError, TypeError) as e:
+        raise binary_error("Sub", e, x, y) from None
 
 
 @RegisterGradient("Sub")
@@ -92,8 +92,8 @@ def multiply(x, y):
         x, y = binary(x, y, "Mul")
     try:
         return emit("Mul", x._data * y._data, x._device, (x, y))
-    except ValueError:
-        raise broadcast_error("Mul", x, y) from None
+    except (ValueError, TypeError) as e:
+        raise binary_error("Mul", e, x, y) from None
 
 
 @RegisterGradient("Mul")
@@ -115,8 +115,8 @@ def divide(x, y):
         x, y = binary(x, y, "Div")
     try:
         return emit("Div", x._data / y._data, x._device, (x, y))
-    except ValueError:
-        raise broadcast_error("Div", x, y) from None
+    except (ValueError, TypeError) as e:
+        raise binary_error("Div", e, x, y) from None
 
 
 @RegisterGradient("Div")
@@ -176,14 +176,16 @@ def power(x, y):
     x, y = binary(x, y, "Pow")
     try:
         return emit("Pow", x._device.xp.power(x._data, y._data), x._device, (x, y))
-    except ValueError:
-        raise broadcast_error("Pow", x, y) from None
+    except (ValueError, TypeError) as e:
+        raise binary_error("Pow", e, x, y) from None
 
 
 @RegisterGradient("Pow")
 def _pow_grad(op, dy):
     x, y = op.inputs
     need_x, need_y = op.needs_grad
+    if y._data.dtype.kind == "b":  # a boolean exponent has no gradient, and y - 1 must be a number
+        y = Tensor._wrap(y._data.astype(dy._data.dtype), y._device)
     gx, gy = pow_grad(x, y, dy)
     return (gx if need_x else None), (gy if need_y else None)
 
@@ -304,8 +306,8 @@ def maximum(x, y):
     x, y = binary(x, y, "Maximum")
     try:
         return emit("Maximum", x._device.xp.maximum(x._data, y._data), x._device, (x, y))
-    except ValueError:
-        raise broadcast_error("Maximum", x, y) from None
+    except (ValueError, TypeError) as e:
+        raise binary_error("Maximum", e, x, y) from None
 
 
 @RegisterGradient("Maximum")
@@ -350,8 +352,8 @@ def minimum(x, y):
     x, y = binary(x, y, "Minimum")
     try:
         return emit("Minimum", x._device.xp.minimum(x._data, y._data), x._device, (x, y))
-    except ValueError:
-        raise broadcast_error("Minimum", x, y) from None
+    except (ValueError, TypeError) as e:
+        raise binary_error("Minimum", e, x, y) from None
 
 
 @RegisterGradient("Minimum")

@@ -8,7 +8,7 @@ the CPU, the CUDA kernel of the same name from ``kernels/`` on a GPU.
 import numpy as np
 
 from ..backend import CPU
-from ..errors import DeviceError, ShapeError
+from ..errors import DeviceError, DTypeError, ShapeError
 from ..recorder import emit, emit_many  # noqa: F401 - re-exported for op modules
 from ..tensor import Tensor, Variable, as_tensor
 
@@ -109,11 +109,27 @@ def broadcast_error(op_type, *tensors):
     return ShapeError(f"op {op_type!r} cannot broadcast shapes {shapes} together")
 
 
+def binary_error(op_type, exc, x, y):
+    """The gpugrad error for NumPy's ValueError or TypeError ``exc`` in binary op ``op_type``:
+    a ShapeError when the shapes do not broadcast, else a DTypeError (booleans subtracted,
+    integers raised to negative powers, ...)."""
+    try:
+        np.broadcast_shapes(x.shape, y.shape)
+    except ValueError:
+        return broadcast_error(op_type, x, y)
+    return DTypeError(f"op {op_type!r} cannot take {x.dtype} and {y.dtype} (shapes {x.shape} and {y.shape}): "
+                      f"{exc}; cast with gg.tensor(..., dtype=...)")
+
+
 def fused(kernel_name, cpu_formula, device, *arrays, **params):
     """Run ``cpu_formula(*arrays, **params)`` on the CPU, else the fused kernel."""
-    if device is CPU:
-        return cpu_formula(*arrays, **params)
-    return device.backend.fused(kernel_name, *arrays, **params)
+    try:
+        if device is CPU:
+            return cpu_formula(*arrays, **params)
+        return device.backend.fused(kernel_name, *arrays, **params)
+    except ValueError:
+        shapes = ", ".join(str(a.shape) for a in arrays)
+        raise ShapeError(f"fused kernel {kernel_name!r} cannot broadcast shapes {shapes} together") from None
 
 
 # The upstream gradient array the backward sweep may overwrite: set by the sweep
@@ -136,15 +152,18 @@ def hot_grad(op_type, kernel_name, cpu_formula, a, dy, attrs=None):
     dev = a._device
     if dy._device is not dev:
         same_device((a, dy), op_type)
-    if dev is CPU:
-        if dy._data is donated[0] and dy._data.dtype == a._data.dtype and hasattr(cpu_formula, "writes_out"):
-            data = cpu_formula(a._data, dy._data, out=dy._data)  # dy's buffer is free: reuse it
-        elif attrs is None:
-            data = cpu_formula(a._data, dy._data)
+    try:
+        if dev is CPU:
+            if dy._data is donated[0] and dy._data.dtype == a._data.dtype and hasattr(cpu_formula, "writes_out"):
+                data = cpu_formula(a._data, dy._data, out=dy._data)  # dy's buffer is free: reuse it
+            elif attrs is None:
+                data = cpu_formula(a._data, dy._data)
+            else:
+                data = cpu_formula(a._data, dy._data, **attrs)
         else:
-            data = cpu_formula(a._data, dy._data, **attrs)
-    else:
-        data = dev.backend.fused(kernel_name, a._data, dy._data, **(attrs or {}))
+            data = dev.backend.fused(kernel_name, a._data, dy._data, **(attrs or {}))
+    except ValueError:
+        raise broadcast_error(op_type, a, dy) from None
     return emit(op_type, data, dev, (a, dy), attrs)
 
 
@@ -154,7 +173,7 @@ def scalar_of_broadcast(a):
     Gradients of reductions arrive as stride-0 views of a single value; a rule
     that sees one can multiply by a scalar and save a pass over memory.
     """
-    if a.ndim and not any(a.strides):
+    if a.ndim and not any(a.strides) and a.size:  # an empty broadcast has no value to take
         return a.reshape(-1)[:1].reshape(())
     return None
 

@@ -158,24 +158,24 @@ def _im2col(xp, x, kernel, geom, out_hw):
     (st_h, st_w), (d_h, d_w) = geom.stride, geom.dilation
     win = xp.lib.stride_tricks.as_strided(  # (N, OH, OW, KH, KW, C)
         xh, (n,) + tuple(out_hw) + tuple(kernel) + (c,), (sn, sh * st_h, sw * st_w, sh * d_h, sw * d_w, sc))
-    rows = n * out_hw[0] * out_hw[1]
+    rows, cols = n * out_hw[0] * out_hw[1], kernel[0] * kernel[1] * (c // g)  # explicit: any may be 0
     if g == 1:
-        return xp.ascontiguousarray(win).reshape(1, rows, -1)
+        return xp.ascontiguousarray(win).reshape(1, rows, cols)
     win = win.reshape(win.shape[:5] + (g, c // g)).transpose(5, 0, 1, 2, 3, 4, 6)
-    return xp.ascontiguousarray(win).reshape(g, rows, -1)
+    return xp.ascontiguousarray(win).reshape(g, rows, cols)
 
 
 def _w_matrix(xp, w, groups):
     """Filters (O, C/G, KH, KW) as (G, O/G, KH*KW*C/G), columns in the order of :func:`_im2col`'s."""
     o, cg, kh, kw = w.shape
     w = w.reshape(groups, o // groups, cg, kh, kw).transpose(0, 1, 3, 4, 2)
-    return xp.ascontiguousarray(w).reshape(groups, o // groups, -1)
+    return xp.ascontiguousarray(w).reshape(groups, o // groups, kh * kw * cg)
 
 
 def _dy_matrix(xp, dy, groups):
     """``dy`` (N, O, OH, OW) as (G, O/G, N*OH*OW): a copy that moves whole OH*OW planes."""
-    n, o = dy.shape[:2]
-    return xp.ascontiguousarray(dy.transpose(1, 0, 2, 3)).reshape(groups, o // groups, -1)
+    n, o, oh, ow = dy.shape
+    return xp.ascontiguousarray(dy.transpose(1, 0, 2, 3)).reshape(groups, o // groups, n * oh * ow)
 
 
 def _dy_rows(xp, dy, groups):
@@ -289,6 +289,8 @@ def _conv_geometry(op_type, x_shape, w_shape, stride, padding, dilation, groups)
         raise ShapeError(f"op {op_type!r}: x of shape {x_shape} has {c} channels but w of shape {w_shape} "
                          f"expects {cg} per group x {groups} groups = {cg * groups}")
     kernel = w_shape[2:]
+    if 0 in kernel:
+        raise ShapeError(f"op {op_type!r}: w of shape {w_shape} has an empty kernel; KH and KW must be >= 1")
     stride = pair(stride, "stride", op_type, 1)
     dilation = pair(dilation, "dilation", op_type, 1)
     geom = Geometry(stride, _padding(padding, kernel, stride, dilation, op_type), dilation, groups)

@@ -192,7 +192,9 @@ def getitem_grad(dy, key, shape, accumulate=True):
     dy = unary(dy)
     dev = dy._device
     z = dev.xp.zeros(shape, dtype=dy._data.dtype)
-    if not accumulate:
+    if not dy._data.size:
+        pass  # nothing to scatter (and an index into an empty axis, which read nothing, must not be used)
+    elif not accumulate:
         z[key] = dy._data
     elif dev is CPU:
         _scatter_add_cpu(z, key, dy._data)

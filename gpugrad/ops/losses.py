@@ -58,7 +58,11 @@ def softmax(x, axis=-1):
     x = unary(x)
     axes = _axes(x, axis, "Softmax")
     xp = x._device.xp
-    e = xp.exp(x._data - x._data.max(axis=axes, keepdims=True))
+    try:
+        shift = x._data.max(axis=axes, keepdims=True)
+    except ValueError:  # an empty axis has no max; the result is empty anyway
+        shift = x._data.dtype.type(0)
+    e = xp.exp(x._data - shift)
     return emit("Softmax", e / e.sum(axis=axes, keepdims=True), x._device, (x,), {"axes": axes})
 
 
@@ -80,7 +84,10 @@ def log_softmax(x, axis=-1):
     x = unary(x)
     axes = _axes(x, axis, "LogSoftmax")
     xp = x._device.xp
-    shifted = x._data - x._data.max(axis=axes, keepdims=True)
+    try:
+        shifted = x._data - x._data.max(axis=axes, keepdims=True)
+    except ValueError:  # an empty axis has no max; the result is empty anyway
+        shifted = x._data.copy()
     out = shifted - xp.log(xp.exp(shifted).sum(axis=axes, keepdims=True))
     return emit("LogSoftmax", out, x._device, (x,), {"axes": axes})
 
@@ -145,12 +152,15 @@ def softmax_cross_entropy(logits, labels, reduction="mean"):
     dev = logits._device
     xp = dev.xp
     classes = logits.shape[-1]
-    shifted = logits._data - logits._data.max(axis=-1, keepdims=True)
+    try:
+        shifted = logits._data - logits._data.max(axis=-1, keepdims=True)
+    except ValueError:  # no classes (and so no rows: labels were checked): nothing to shift
+        shifted = logits._data.copy()
     e = xp.exp(shifted)
     total = e.sum(axis=-1, keepdims=True)
     # loss = log(sum(exp(shifted))) - shifted[label], the label's entry found by flat index
     rows = labels._data.size
-    flat_index = labels._data.reshape(-1) + xp.arange(0, rows * classes, classes)
+    flat_index = labels._data.reshape(-1) + xp.arange(0, rows * classes, classes or 1)  # no classes: no rows
     picked = shifted.reshape(-1)[flat_index].reshape(labels.shape)
     probs = emit("Softmax", e / total, dev, (logits,), {"axes": (logits.ndim - 1,)})
     losses = emit("SoftmaxCrossEntropy", xp.log(total[..., 0]) - picked, dev, (logits, labels, probs))
@@ -165,7 +175,7 @@ def _softmax_cross_entropy_grad(op, dy):
 
 def _softmax_cross_entropy_grad_cpu(probs, labels, dy):
     dx = np.multiply(probs, dy[..., None], order="C")
-    rows = dx.reshape(-1, probs.shape[-1])  # a view of the fresh C-ordered dx
+    rows = dx.reshape(labels.size, probs.shape[-1])  # a view of the fresh C-ordered dx (explicit: C may be 0)
     rows[np.arange(rows.shape[0]), labels.reshape(-1)] -= dy.reshape(-1)
     return dx
 

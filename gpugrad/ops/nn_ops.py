@@ -131,7 +131,7 @@ def _normalize_grad(op, dy, drstd):
     y, rstd = op.outputs
     axes = op.attrs["axes"]
     n = group_size(y.shape, axes)
-    inner = add(sum(multiply(dy, y), axis=axes, keepdims=True), multiply(drstd, rstd)) * (1.0 / n)
+    inner = add(sum(multiply(dy, y), axis=axes, keepdims=True), multiply(drstd, rstd)) * (1.0 / n if n else 0.0)
     return (multiply(rstd, dy - mean(dy, axis=axes, keepdims=True) - multiply(y, inner)),)
 
 

@@ -30,9 +30,9 @@ def normalize_axis(axis, ndim):
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     out = []
     for a in axes:
-        if not -ndim <= a < builtins.max(ndim, 1):
+        if not -ndim <= a < ndim:  # NumPy's rule: a 0-d tensor has no axis 0
             raise ShapeError(f"axis {a} is out of range for a tensor of {ndim} dimensions")
-        out.append(a % ndim if ndim else 0)
+        out.append(a % ndim)
     return tuple(sorted(set(out)))
 
 
@@ -366,7 +366,7 @@ def _std_grad(op, dy):
 def _arg_reduce(x, method, op_type, axis, keepdims):
     x = unary(x)
     a = x._data
-    if a.size == 0:
+    if a.size == 0 and (axis is None or a.ndim == 0 or not group_size(a.shape, normalize_axis(axis, a.ndim))):
         raise ShapeError(f"op {op_type!r} of an empty tensor of shape {x.shape} has no answer")
     if axis is None or a.ndim == 0:
         out = getattr(a, method)()
