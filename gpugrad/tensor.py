@@ -204,7 +204,10 @@ class Variable(Tensor):
 
     def _value_array(self, value):
         array = value._data if isinstance(value, Tensor) else value
-        array = self._device.xp.asarray(array, dtype=self.dtype) if not hasattr(array, "dtype") else array
+        if not isinstance(value, Tensor) and not isinstance(array, self._device.array_type) \
+                and not hasattr(array, "__cuda_array_interface__"):  # host data (numbers, lists, NumPy arrays)
+            array = self._device.backend.asarray(array, None if hasattr(array, "dtype") else self.dtype,
+                                                 self._device.index)
         if isinstance(value, Tensor) and value._device is not self._device:
             raise DeviceError(f"cannot assign a tensor on {value.device!r} to a variable on {self.device!r}")
         if array.shape != self.shape and _broadcast_shape(array.shape, self.shape) != self.shape:

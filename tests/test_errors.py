@@ -30,7 +30,7 @@ from gpugrad.errors import (DeviceError, DeviceUnavailableError, DTypeError, Gpu
 
 
 def t(shape, dtype=np.float32, fill=1.0):
-    return gg.tensor(np.full(shape, fill, dtype=dtype), device="cpu")
+    return gg.tensor(np.full(shape, fill, dtype=dtype))  # the default device, as every tensor here
 
 
 def gradient_of(fn, *shapes):

@@ -426,21 +426,26 @@ def clip(x, lo, hi):
     """
     x = unary(x)
     xp = x._device.xp
-    lo_data = _bound(lo)
-    hi_data = _bound(hi)
+    lo_data = _bound(lo, x._device)
+    hi_data = _bound(hi, x._device)
     try:
         out = xp.clip(x._data, lo_data, hi_data)
     except ValueError:
         raise ShapeError(f"op 'Clip' cannot broadcast x of shape {x.shape} with bounds of shapes "
                          f"{np.shape(lo_data)} and {np.shape(hi_data)}") from None
+    if xp is not np and x._data.dtype.kind == "f":  # CuPy's clip is min(hi, max(lo, x)): NaN would become a bound
+        out = xp.where(xp.isnan(x._data), x._data, out)
     return emit("Clip", out.astype(x.dtype, copy=False), x._device, (x,), {"lo": lo_data, "hi": hi_data})
 
 
-def _bound(b):
-    """A clip bound's number or array; a Variable's array is copied (a later assign must not move it)."""
-    if not hasattr(b, "_data"):
-        return b
-    return b._data if b.__class__ is Tensor else b._data.copy()
+def _bound(b, device):
+    """A clip bound's number or array on ``device``; a Variable's array is copied (a later assign must not
+    move it), a host array goes to the GPU."""
+    if hasattr(b, "_data"):
+        return b._data if b.__class__ is Tensor else b._data.copy()
+    if isinstance(b, np.ndarray) and not isinstance(b, device.array_type):
+        return device.backend.asarray(b, None, device.index)
+    return b
 
 
 @RegisterGradient("Clip")

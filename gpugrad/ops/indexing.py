@@ -178,7 +178,7 @@ def getitem_grad(dy, key, shape, accumulate=True):
     """Zeros of ``shape`` with ``dy`` scattered at ``key``: the gradient of ``x[key]``.
 
     With ``accumulate`` (integer indices that may repeat) values at one
-    position add up (``np.add.at``; ``cupyx.scatter_add`` on a GPU); without
+    position add up (``np.add.at``; ``cupy.add.at`` on a GPU); without
     it they are written. ``key`` must already hold arrays on ``dy``'s device.
 
     Example:
@@ -199,9 +199,7 @@ def getitem_grad(dy, key, shape, accumulate=True):
     elif dev is CPU:
         _scatter_add_cpu(z, key, dy._data)
     else:
-        import cupyx
-
-        cupyx.scatter_add(z, key, dy._data)
+        dev.xp.add.at(z, key, dy._data)  # cupyx.scatter_add is deprecated (a DeprecationWarning in CuPy 14)
     return emit("GetItemGrad", z, dev, (dy,), {"key": key, "shape": tuple(shape), "accumulate": accumulate})
 
 
