@@ -426,8 +426,8 @@ def clip(x, lo, hi):
     """
     x = unary(x)
     xp = x._device.xp
-    lo_data = _bound(lo, x._device)
-    hi_data = _bound(hi, x._device)
+    lo_data = lo if lo.__class__ in _NUMBERS else _bound(lo, x._device)
+    hi_data = hi if hi.__class__ in _NUMBERS else _bound(hi, x._device)
     try:
         out = xp.clip(x._data, lo_data, hi_data)
     except ValueError:
@@ -436,6 +436,9 @@ def clip(x, lo, hi):
     if xp is not np and x._data.dtype.kind == "f":  # CuPy's clip is min(hi, max(lo, x)): NaN would become a bound
         out = xp.where(xp.isnan(x._data), x._data, out)
     return emit("Clip", out.astype(x.dtype, copy=False), x._device, (x,), {"lo": lo_data, "hi": hi_data})
+
+
+_NUMBERS = frozenset([float, int])
 
 
 def _bound(b, device):
