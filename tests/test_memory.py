@@ -244,16 +244,21 @@ class _Device:
         return False
 
 
+class _StandInOutOfMemoryError(MemoryError):
+    """CuPy's OutOfMemoryError signature, for machines without CuPy."""
+
+    def __init__(self, size, total, limit=0):
+        self._size = size
+        super().__init__(f"Out of memory allocating {size:,} bytes")
+
+
 def _oom_class():
+    """CuPy's out-of-memory class, or one stand-in class (the same on every call) without CuPy."""
     try:
         import cupy
         return cupy.cuda.memory.OutOfMemoryError
-    except Exception:  # noqa: BLE001 - no CuPy here: a stand-in with CuPy's signature
-        class OutOfMemoryError(MemoryError):
-            def __init__(self, size, total, limit=0):
-                self._size = size
-                super().__init__(f"Out of memory allocating {size:,} bytes")
-        return OutOfMemoryError
+    except Exception:  # noqa: BLE001 - no CuPy here
+        return _StandInOutOfMemoryError
 
 
 def stand_in_backend(kernel):
