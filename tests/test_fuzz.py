@@ -400,6 +400,40 @@ def test_matmul():
     fuzz(make)()
 
 
+def _sigmoid(z):
+    e = np.exp(-np.abs(z))
+    return (np.where(z >= 0, 1, e) / (1 + e)).astype(z.dtype, copy=False)
+
+
+DENSE_ACTIVATIONS = {None: lambda z: z, "relu": lambda z: np.maximum(z, 0), "tanh": np.tanh, "sigmoid": _sigmoid}
+
+
+def test_dense():
+    def make(data):
+        k, m = data.draw(st.integers(0, 3)), data.draw(st.integers(0, 3))
+        x_shape = data.draw(shapes(max_dims=2, max_side=3)) + (k,)
+        kernel_shape, bias_shape = (k, m), (m,)
+        if data.draw(st.integers(0, 3)) == 0:  # shapes that may not fit
+            x_shape, kernel_shape, bias_shape = (data.draw(shapes()) for _ in range(3))
+        activation = data.draw(st.sampled_from(sorted(DENSE_ACTIVATIONS, key=str)))
+        with_bias = data.draw(st.booleans())
+        arrays = [array(data, x_shape, dtypes=ANY), array(data, kernel_shape)]
+        if with_bias:
+            arrays.append(array(data, bias_shape))
+
+        def ref(x, kernel, bias=None):
+            if kernel.ndim != 2 or x.ndim == 0 or (bias is not None and bias.shape != (kernel.shape[1],)):
+                raise ValueError("gpugrad's dense takes x (..., in), kernel (in, out), bias (out,)")
+            z = np.matmul(x, kernel)
+            return DENSE_ACTIVATIONS[activation](z if bias is None else z + bias)
+
+        # dense takes floats only, where NumPy multiplies integers too
+        return Case(arrays, lambda *ts: gg.dense(*ts, activation=activation), ref,
+                    refuses=arrays[0].dtype.kind != "f")
+
+    fuzz(make)()
+
+
 def test_tensordot():
     def make(data):
         axes = data.draw(st.integers(0, 2))

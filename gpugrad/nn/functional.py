@@ -19,7 +19,7 @@ NAMES = (
     # softmax and losses
     "softmax", "log_softmax", "logsumexp", "softmax_cross_entropy", "sigmoid_cross_entropy", "mse",
     # layers' ops
-    "matmul", "conv2d", "max_pool2d", "avg_pool2d", "dropout", "embedding", "layer_norm", "batch_norm",
+    "matmul", "dense", "conv2d", "max_pool2d", "avg_pool2d", "dropout", "embedding", "layer_norm", "batch_norm",
 )
 
 __all__ = [name for name in NAMES if hasattr(_ops, name)]

@@ -5,6 +5,8 @@ from .module import Module
 
 __all__ = ["Dense", "Flatten"]
 
+_FUSED = ((ops.relu, "relu"), (ops.tanh, "tanh"), (ops.sigmoid, "sigmoid"))  # the Dense op applies these itself
+
 
 class Dense(Module):
     """``activation(x @ kernel + bias)`` with ``kernel`` of shape (in_features, out_features).
@@ -35,10 +37,13 @@ class Dense(Module):
         self.name = name
 
     def forward(self, x):
-        y = ops.matmul(x, self.kernel)
-        if self.bias is not None:
-            y = y + self.bias
-        return y if self.activation is None else self.activation(y)
+        activation = self.activation
+        if activation is None:
+            return ops.dense(x, self.kernel, self.bias)
+        for fn, name in _FUSED:
+            if activation is fn:  # one op: the bias and activation applied in place
+                return ops.dense(x, self.kernel, self.bias, activation=name)
+        return activation(ops.dense(x, self.kernel, self.bias))
 
     def extra_repr(self):
         act = getattr(self.activation, "__name__", self.activation)

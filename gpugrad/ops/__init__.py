@@ -3,18 +3,19 @@
 Modules, in the order data flows through them: ``base`` (shared helpers),
 ``creation``, ``arithmetic``, ``math``, ``activations``, ``special`` (erf,
 gelu), ``shape``, ``reductions``, ``indexing``, ``linalg``, ``losses``,
-``control`` (stop_gradient), ``conv``, ``pool``, ``nn_ops`` (dropout, embedding,
-layer_norm, batch_norm). Each lists its public ops in ``__all__`` and its
+``control`` (stop_gradient), ``dense_layer`` (dense: a fully connected layer as one op), ``conv``,
+``pool``, ``nn_ops`` (dropout, embedding, layer_norm, batch_norm). Each lists its public ops in ``__all__`` and its
 Tensor methods in ``TENSOR_METHODS``; importing this package registers every
 gradient and installs the operators and methods on :class:`gpugrad.Tensor`.
 """
-from . import (activations, arithmetic, control, conv, creation, indexing, linalg, losses, math,
+from . import (activations, arithmetic, control, conv, creation, dense_layer, indexing, linalg, losses, math,
                nn_ops, pool, reductions, shape, special)
 from .activations import *  # noqa: F401,F403
 from .arithmetic import *  # noqa: F401,F403
 from .control import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
+from .dense_layer import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .losses import *  # noqa: F401,F403
@@ -27,6 +28,6 @@ from .special import *  # noqa: F401,F403
 from . import methods as _methods
 
 _MODULES = (creation, arithmetic, math, activations, special, shape, reductions, indexing,
-            linalg, losses, control, conv, pool, nn_ops)
+            linalg, losses, control, dense_layer, conv, pool, nn_ops)
 __all__ = [name for module in _MODULES for name in module.__all__]
 _methods.install(_MODULES)

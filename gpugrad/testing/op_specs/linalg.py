@@ -50,3 +50,18 @@ SPECS = [
            label="pairs"),
     OpSpec("TensorDot", lambda a, b: gg.tensordot(a, b, axes=(-1, 0)), [(2, 3), (3, 2)], label="negative"),
 ]
+
+# dense: x @ kernel + bias, then an activation, in one op
+DENSE_SPECS = [
+    OpSpec("Dense", gg.dense, [(3, 4), (4, 2)], label="no_bias"),
+    OpSpec("Dense", gg.dense, [(3, 4), (4, 2), (2,)], label="bias"),
+    OpSpec("Dense", lambda x, w, b: gg.dense(x, w, b, activation="relu"), [(3, 4), (4, 2), (2,)], label="relu"),
+    OpSpec("Dense", lambda x, w, b: gg.dense(x, w, b, activation="tanh"), [(3, 4), (4, 2), (2,)], label="tanh"),
+    OpSpec("Dense", lambda x, w, b: gg.dense(x, w, b, activation="sigmoid"), [(3, 4), (4, 2), (2,)],
+           label="sigmoid"),
+    OpSpec("Dense", lambda x, w: gg.dense(x, w, activation="relu"), [(3, 4), (4, 2)], label="relu_no_bias"),
+    OpSpec("Dense", lambda x, w, b: gg.dense(x, w, b, activation="tanh"), [(4,), (4, 3), (3,)], label="vector"),
+    OpSpec("Dense", lambda x, w, b: gg.dense(x, w, b, activation="sigmoid"), [(2, 3, 4), (4, 2), (2,)],
+           label="batched"),
+]
+SPECS += DENSE_SPECS

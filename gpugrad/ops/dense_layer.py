@@ -1,0 +1,103 @@
+"""dense: ``activation(x @ kernel + bias)`` as one op, ``Dense``.
+
+A fully connected layer written as three ops (MatMul, Add, Relu) makes three
+arrays and three records; ``Dense`` makes one of each: the bias and the
+activation are applied in place on the fresh matmul output, as PyTorch's
+``addmm`` and TensorFlow's fused MatMul do. Only activations whose gradient
+reads the output alone are fused (``relu``, ``tanh``, ``sigmoid``); the rule
+sends dy through their hot gradient op, then through the matmul and the bias.
+"""
+from ..errors import DTypeError, ShapeError
+from ..registry import RegisterGradient
+from ..tensor import Tensor
+from .activations import _sigmoid_cpu, relu_grad, sigmoid_grad, tanh_grad
+from .base import emit, same_device, unary
+from .linalg import matmul
+from .reductions import sum
+from .shape import reshape
+
+__all__ = ['dense']
+
+FUSED_ACTIVATIONS = ("relu", "tanh", "sigmoid")
+_ACTIVATION_GRADS = {"relu": relu_grad, "tanh": tanh_grad, "sigmoid": sigmoid_grad}
+_ATTRS = {name: {"activation": name} for name in FUSED_ACTIVATIONS}  # shared: records never change attrs
+
+
+def _check(x, kernel, bias, activation):
+    if activation is not None and activation not in _ATTRS:
+        raise ValueError(f"op 'Dense' fuses the activations {list(FUSED_ACTIVATIONS)} or None, "
+                         f"not {activation!r}; apply others after it")
+    for name, t in (("x", x), ("kernel", kernel), ("bias", bias)):
+        if t is not None and t.dtype.kind != "f":
+            raise DTypeError(f"op 'Dense' takes floating-point tensors; {name} has dtype {t.dtype}")
+    if kernel.ndim != 2:
+        raise ShapeError(f"op 'Dense' needs a kernel of shape (in_features, out_features), got {kernel.shape}")
+    if x.ndim == 0 or x.shape[-1] != kernel.shape[0]:
+        raise ShapeError(f"op 'Dense' needs x of shape (..., {kernel.shape[0]}) for a kernel of shape "
+                         f"{kernel.shape}, got {x.shape}")
+    if bias is not None and bias.shape != (kernel.shape[1],):
+        raise ShapeError(f"op 'Dense' needs a bias of shape ({kernel.shape[1]},) for a kernel of shape "
+                         f"{kernel.shape}, got {bias.shape}")
+
+
+def dense(x, kernel, bias=None, activation=None):
+    """``activation(x @ kernel + bias)`` in one op: one output array, one record.
+
+    ``x`` has shape (..., in_features), ``kernel`` (in_features,
+    out_features) as Keras lays it out, ``bias`` (out_features,) or None;
+    ``activation`` is None, ``"relu"``, ``"tanh"`` or ``"sigmoid"``. The
+    result equals ``gg.relu(x @ kernel + bias)`` (and so on) to the last bit,
+    with dtypes promoted as NumPy does.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> x, w, b = gg.tensor([[1.0, -2.0]]), gg.tensor([[1.0, 0.0], [1.0, 1.0]]), gg.tensor([0.5, 0.0])
+        >>> gg.dense(x, w, b, activation="relu").numpy().tolist()
+        [[0.0, 0.0]]
+        >>> gg.dense(x, w, b).numpy().tolist()
+        [[-0.5, -2.0]]
+    """
+    if x.__class__ is not Tensor:
+        x = unary(x)
+    if kernel.__class__ is not Tensor:
+        kernel = unary(kernel)
+    tensors = (x, kernel) if bias is None else (x, kernel, unary(bias))
+    bias = None if bias is None else tensors[2]
+    dev = x._device if kernel._device is x._device and (bias is None or bias._device is x._device) \
+        else same_device(tensors, "Dense")
+    _check(x, kernel, bias, activation)
+    xp = dev.xp
+    out = xp.matmul(x._data, kernel._data)  # fresh: the steps below may write into it
+    if bias is not None:
+        if xp.result_type(out, bias._data) == out.dtype:
+            xp.add(out, bias._data, out=out)
+        else:
+            out = out + bias._data
+    if activation == "relu":
+        xp.maximum(out, 0, out=out)
+    elif activation == "tanh":
+        xp.tanh(out, out=out)
+    elif activation == "sigmoid":
+        out = _sigmoid_cpu(xp, out).astype(out.dtype, copy=False)
+    return emit("Dense", out, dev, tensors, _ATTRS.get(activation))
+
+
+@RegisterGradient("Dense")
+def _dense_grad(op, dy):
+    # y = act(z), z = x W + b:  dz = act'(y) dy;  dx = dz W^T, dW = x^T dz, db = dz summed over rows
+    x, kernel = op.inputs[0], op.inputs[1]
+    if op.attrs is not None:
+        dy = _ACTIVATION_GRADS[op.attrs["activation"]](op.outputs[0], dy)
+    needs = op.needs_grad
+    gx = matmul(dy, kernel, transpose_b=True) if needs[0] else None
+    gk = gb = None
+    if needs[1]:
+        if x.ndim == 1:  # an outer product
+            gk = matmul(reshape(x, (x.shape[0], 1)), reshape(dy, (1, dy.shape[0])))
+        elif x.ndim == 2:
+            gk = matmul(x, dy, transpose_a=True)
+        else:  # every leading axis is a row
+            gk = matmul(reshape(x, (-1, x.shape[-1])), reshape(dy, (-1, dy.shape[-1])), transpose_a=True)
+    if len(needs) == 3 and needs[2]:
+        gb = dy if dy.ndim == 1 else sum(dy, axis=tuple(range(dy.ndim - 1)))
+    return (gx, gk) if len(needs) == 2 else (gx, gk, gb)
