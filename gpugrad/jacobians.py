@@ -144,7 +144,7 @@ def _sweep_rows(tape, target, flat_sources, n_rows, seed):
     records = tape._ops
     if not tape._persistent:
         tape._stop()  # as gradient() does: a used non-persistent tape records no more
-        tape._ops = tape._watched = tape._variables = None
+        tape._ops = tape._watched = tape._variables = tape._roots = None
     was_recording = tape._recording
     tape._stop()  # the sweeps are recorded by outer tapes only
     try:

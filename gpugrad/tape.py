@@ -53,6 +53,7 @@ class GradientTape:
     def _reset_records(self):
         self._ops = []
         self._watched = {}  # id -> the tensor for explicit watches, None for op outputs (their record holds them)
+        self._roots = set()  # ids of the tensors watched by hand or as variables: every record descends from one
         self._variables = {}  # id(variable) -> variable, in watch order
 
     # --- recording ----------------------------------------------------------
@@ -81,6 +82,7 @@ class GradientTape:
         if t._data.dtype.kind not in "fc":
             return  # integers have no gradient
         self._watched[id(t)] = t
+        self._roots.add(id(t))
         if isinstance(t, Variable):
             self._variables.setdefault(id(t), t)
 
@@ -159,13 +161,15 @@ class GradientTape:
         seeds = self._seed_gradients(targets, output_gradients)
         source_ids = {id(s) for s in flat_sources if id(s) in self._watched}  # unwatched: None
         records = self._ops
+        # every record descends from a root; with every root a source, every record and tensor is on a path
+        reached = self._watched if self._roots <= source_ids else None
         if not self._persistent:
             self._stop()  # as in TensorFlow, a used non-persistent tape records no more
-            self._ops = self._watched = self._variables = None  # the sweep frees records as it goes
+            self._ops = self._watched = self._variables = self._roots = None  # the sweep frees records as it goes
         was_recording = self._recording
         self._stop()  # the sweep is recorded by outer tapes only
         try:
-            grads = _backward(records, seeds, source_ids, release=not self._persistent)
+            grads = _backward(records, seeds, source_ids, release=not self._persistent, reached=reached)
         finally:
             if was_recording:
                 self._start()
@@ -233,16 +237,21 @@ def _records_on_paths(records, source_ids):
     return on_path, reached
 
 
-def _backward(records, seeds, source_ids, release=False):
+def _backward(records, seeds, source_ids, release=False, reached=None):
     """Sweep ``records`` backwards from ``seeds`` (id -> gradient); id -> gradient.
 
     A gradient is dropped once the op that consumes it is done (unless it is a
     source's), and with ``release`` so is each record with the arrays it saved:
-    memory falls during the sweep instead of peaking at its end.
+    memory falls during the sweep instead of peaking at its end. ``reached``,
+    when the caller knows every record lies on a path from a source, holds
+    the ids of every tensor they reach (and spares the forward pass over them).
     """
-    on_path, reached = _records_on_paths(records, source_ids)
-    if release:
-        records.clear()
+    if reached is None:
+        on_path, reached = _records_on_paths(records, source_ids)
+        if release:
+            records.clear()
+    else:
+        on_path = records if release else list(records)  # popped below
     grads = dict(seeds)
     rules, reading_outputs = registry.rules, registry.rules_reading_outputs
     op = Op(None, reached)  # one view, refilled for each record

@@ -712,3 +712,38 @@ def test_variable_assigned_after_gradient_is_fine():
         g = tape.gradient(y, w)
         assert g.item() == expected
         w.assign_sub(1.0)
+
+
+def test_the_path_search_is_skipped_only_when_every_watched_root_is_a_source(monkeypatch):
+    """With every watched tensor a source, every record is on a path and the sweep skips the search;
+    otherwise it searches, and records that reach no source give no gradient."""
+    from gpugrad import tape as tape_module
+
+    searches = []
+    search = tape_module._records_on_paths
+    monkeypatch.setattr(tape_module, "_records_on_paths", lambda *a: searches.append(1) or search(*a))
+    x, z = gg.tensor([1.0, 2.0]), gg.tensor(3.0)
+
+    def record(watch_mid=False):
+        tape = gg.GradientTape(persistent=True)
+        with tape:
+            tape.watch([x, z])
+            mid = x * z
+            if watch_mid:
+                tape.watch(mid)
+            y = gg.sum(gg.square(mid) + z)
+        return tape, mid, y
+
+    tape, mid, y = record()
+    gx, gz = tape.gradient(y, [x, z])  # every root is a source: no search
+    assert searches == []
+    np.testing.assert_allclose(gx.numpy(), [2 * 1 * 9, 2 * 2 * 9])  # d/dx (xz)^2 = 2 x z^2
+    assert gz.item() == 2 * (1 * 3) * 1 + 2 * (2 * 3) * 2 + 2  # sum 2 xz x, plus 1 per element
+    assert tape.gradient(y, x).numpy().tolist() == gx.numpy().tolist()  # z not a source: a search
+    assert searches == [1]
+    tape, mid, y = record(watch_mid=True)
+    g_mid, = tape.gradient(y, [mid])  # mid is a root made by an op: x and z are not sources
+    np.testing.assert_allclose(g_mid.numpy(), 2 * mid.numpy())
+    assert searches == [1, 1]
+    assert [g.shape for g in tape.gradient(y, [x, z, mid])] == [(2,), (), (2,)]
+    assert searches == [1, 1]
