@@ -9,7 +9,8 @@ import numpy as np
 from ..registry import RegisterGradient
 from .arithmetic import multiply, where
 from ..tensor import Tensor
-from .base import ONE, emit, hot_grad, unary, writes_out
+from .base import (CPU, ONE, SPLIT_MIN_CHEAP, SPLIT_MIN_COSTLY, ZERO, emit, hot_grad, split_formula, split_ufunc,
+                   unary, writes_out)
 
 __all__ = ['tanh', 'tanh_grad', 'sigmoid', 'sigmoid_grad', 'relu', 'relu_grad', 'leaky_relu', 'leaky_relu_grad', 'elu', 'elu_grad', 'softplus', 'softplus_grad']
 
@@ -28,7 +29,9 @@ def tanh(x):
     """
     if x.__class__ is not Tensor:
         x = unary(x)
-    return emit("Tanh", x._device.xp.tanh(x._data), x._device, (x,))
+    d = x._data
+    data = split_ufunc(np.tanh, d) if d.size >= SPLIT_MIN_COSTLY and x._device is CPU else x._device.xp.tanh(d)
+    return emit("Tanh", data, x._device, (x,))
 
 
 @writes_out
@@ -67,6 +70,15 @@ def _sigmoid_cpu(xp, x):
     return xp.where(x >= 0, 1, e) / (1 + e)
 
 
+def _sigmoid_into(x, out=None):
+    """The sigmoid of float array ``x``, written into ``out`` when given."""
+    y = _sigmoid_cpu(np, x)
+    if out is None:
+        return y.astype(x.dtype, copy=False)
+    out[...] = y
+    return out
+
+
 def sigmoid(x):
     """1 / (1 + e**-x) elementwise, without overflow for large |x|.
 
@@ -76,7 +88,11 @@ def sigmoid(x):
         [0.5]
     """
     x = unary(x)
-    out = _sigmoid_cpu(x._device.xp, x._data).astype(x.dtype, copy=False)
+    d = x._data
+    if d.size >= SPLIT_MIN_COSTLY and x._device is CPU and d.dtype.kind == "f":
+        out = split_formula(_sigmoid_into, (d,))
+    else:
+        out = _sigmoid_cpu(x._device.xp, d).astype(x.dtype, copy=False)
     return emit("Sigmoid", out, x._device, (x,))
 
 
@@ -119,7 +135,10 @@ def relu(x):
         [0.0, 2.0]
     """
     x = unary(x)
-    return emit("Relu", x._device.xp.maximum(x._data, 0), x._device, (x,))
+    d = x._data
+    if d.size >= SPLIT_MIN_CHEAP and x._device is CPU and d.dtype.kind == "f":
+        return emit("Relu", split_ufunc(np.maximum, d, ZERO[d.dtype]), x._device, (x,))
+    return emit("Relu", x._device.xp.maximum(d, 0), x._device, (x,))
 
 
 @RegisterGradient("Relu")

@@ -8,6 +8,7 @@ the CPU, the CUDA kernel of the same name from ``kernels/`` on a GPU.
 import numpy as np
 
 from ..backend import CPU
+from ..backend.cpu_threads import SPLIT_MIN_CHEAP, SPLIT_MIN_COSTLY, split_formula, split_ufunc  # noqa: F401
 from ..errors import DeviceError, DTypeError, ShapeError
 from ..recorder import emit, emit_many  # noqa: F401 - re-exported for op modules
 from ..tensor import Tensor, Variable, as_tensor
@@ -63,6 +64,7 @@ class _ScalarByDtype(dict):
 
 
 ONE = _ScalarByDtype(1)
+ZERO = _ScalarByDtype(0)
 
 
 def binary(x, y, op_type):
@@ -154,7 +156,10 @@ def hot_grad(op_type, kernel_name, cpu_formula, a, dy, attrs=None):
         same_device((a, dy), op_type)
     try:
         if dev is CPU:
-            if dy._data is donated[0] and dy._data.dtype == a._data.dtype and hasattr(cpu_formula, "writes_out"):
+            if a._data.size >= SPLIT_MIN_CHEAP and hasattr(cpu_formula, "writes_out"):  # across threads
+                free = dy._data is donated[0] and dy._data.dtype == a._data.dtype
+                data = split_formula(cpu_formula, (a._data, dy._data), dy._data if free else None, attrs)
+            elif dy._data is donated[0] and dy._data.dtype == a._data.dtype and hasattr(cpu_formula, "writes_out"):
                 data = cpu_formula(a._data, dy._data, out=dy._data)  # dy's buffer is free: reuse it
             elif attrs is None:
                 data = cpu_formula(a._data, dy._data)

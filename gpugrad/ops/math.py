@@ -9,7 +9,8 @@ import numpy as np
 
 from ..registry import RegisterGradient
 from .arithmetic import multiply, negative
-from .base import emit, host_scalar, hot_grad, scalar_of_broadcast, unary, writes_out
+from .base import (CPU, SPLIT_MIN_CHEAP, SPLIT_MIN_COSTLY, emit, host_scalar, hot_grad, scalar_of_broadcast,
+                   split_ufunc, unary, writes_out)
 
 __all__ = ['square', 'square_grad', 'sqrt', 'sqrt_grad', 'rsqrt', 'rsqrt_grad', 'reciprocal', 'reciprocal_grad', 'exp', 'exp_grad', 'log', 'log_grad', 'expm1', 'log1p', 'sin', 'cos']
 
@@ -27,7 +28,9 @@ def square(x):
         [9.0]
     """
     x = unary(x)
-    return emit("Square", x._device.xp.square(x._data), x._device, (x,))
+    d = x._data
+    data = split_ufunc(np.square, d) if d.size >= SPLIT_MIN_CHEAP and x._device is CPU else x._device.xp.square(d)
+    return emit("Square", data, x._device, (x,))
 
 
 @RegisterGradient("Square")
@@ -72,7 +75,9 @@ def sqrt(x):
         [2.0]
     """
     x = unary(x)
-    return emit("Sqrt", x._device.xp.sqrt(x._data), x._device, (x,))
+    d = x._data
+    data = split_ufunc(np.sqrt, d) if d.size >= SPLIT_MIN_COSTLY and x._device is CPU else x._device.xp.sqrt(d)
+    return emit("Sqrt", data, x._device, (x,))
 
 
 @RegisterGradient("Sqrt")
@@ -196,7 +201,9 @@ def exp(x):
         [1.0]
     """
     x = unary(x)
-    return emit("Exp", x._device.xp.exp(x._data), x._device, (x,))
+    d = x._data
+    data = split_ufunc(np.exp, d) if d.size >= SPLIT_MIN_COSTLY and x._device is CPU else x._device.xp.exp(d)
+    return emit("Exp", data, x._device, (x,))
 
 
 @RegisterGradient("Exp")
@@ -235,7 +242,9 @@ def log(x):
         [0.0]
     """
     x = unary(x)
-    return emit("Log", x._device.xp.log(x._data), x._device, (x,))
+    d = x._data
+    data = split_ufunc(np.log, d) if d.size >= SPLIT_MIN_COSTLY and x._device is CPU else x._device.xp.log(d)
+    return emit("Log", data, x._device, (x,))
 
 
 @RegisterGradient("Log")
@@ -275,7 +284,9 @@ def expm1(x):
         [0.0]
     """
     x = unary(x)
-    return emit("Expm1", x._device.xp.expm1(x._data), x._device, (x,))
+    d = x._data
+    data = split_ufunc(np.expm1, d) if d.size >= SPLIT_MIN_COSTLY and x._device is CPU else x._device.xp.expm1(d)
+    return emit("Expm1", data, x._device, (x,))
 
 
 @RegisterGradient("Expm1")
@@ -292,7 +303,9 @@ def log1p(x):
         [0.0]
     """
     x = unary(x)
-    return emit("Log1p", x._device.xp.log1p(x._data), x._device, (x,))
+    d = x._data
+    data = split_ufunc(np.log1p, d) if d.size >= SPLIT_MIN_COSTLY and x._device is CPU else x._device.xp.log1p(d)
+    return emit("Log1p", data, x._device, (x,))
 
 
 @RegisterGradient("Log1p")
