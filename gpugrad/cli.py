@@ -35,7 +35,7 @@ def cmd_info(args):
     lines = [f"gpugrad {gg.__version__} (Python {platform.python_version()})"]
     lines.append(f"devices: {', '.join(gg.devices())}")
     lines.append("backends:")
-    lines.append(f"  numpy {np.__version__} (cpu)")
+    lines.append(f"  numpy {np.__version__} (cpu; large elementwise ops on {gg.get_num_threads()} threads)")
     lines.append(f"  {_cupy_line()}")
     lines.extend(f"    {line}" for line in _gpu_lines())
     default = gg.default_device()
@@ -361,8 +361,8 @@ def _add_bench(sub):
                      help="about SECONDS of timed rounds per benchmark, at least 5 rounds "
                           f"(default: each benchmark's own rounds; {QUICK_MAX_TIME:g} with --quick)")
     run.add_argument("--threads", type=_positive_int, metavar="N",
-                     help="threads of NumPy's BLAS and PyTorch (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, "
-                          "MKL_NUM_THREADS; default: the libraries' own)")
+                     help="threads of NumPy's BLAS, PyTorch and gpugrad's elementwise CPU ops (OMP_NUM_THREADS, "
+                          "OPENBLAS_NUM_THREADS, MKL_NUM_THREADS, GPUGRAD_NUM_THREADS; default: the libraries' own)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     out = bench.add_argument_group("output")
     out.add_argument("--json", type=_writable_path, metavar="PATH",

@@ -2,7 +2,7 @@
 
 A subprocess, not ``pytest.main`` in this process: each run starts with a
 fresh interpreter (nothing of the caller's imports, tapes or GPU memory), and
-thread settings (``--threads``) reach NumPy's BLAS and PyTorch, which read them
+thread settings (``--threads``) reach NumPy's BLAS, PyTorch and gpugrad's CPU ops, which read them
 only when they are first imported. Progress comes back through a file that
 :mod:`gpugrad.bench.plugin` appends to.
 
@@ -24,7 +24,7 @@ from .plugin import ENVIRONMENT_VARIABLE, parse_event
 
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent  # .../gpugrad
 QUICK_MAX_TIME = 0.3  # seconds of timed rounds per benchmark under --quick (at least 5 rounds)
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "GPUGRAD_NUM_THREADS")
 
 
 class BenchError(GpugradError):
