@@ -131,27 +131,55 @@ def test_float32_variables_keep_float32_state():
     assert opt.get_slot(w, "v").device == w.device
 
 
-# ---------------------------------------------------------------- the CPU path is the kernels' reference
+# ---------------------------------------------------------------- the CPU path gives the kernels' reference bits
+
+
+def _float16_reference_runs(monkeypatch, name):
+    calls = []
+    real = getattr(kernels_ref, name)
+    monkeypatch.setattr(kernels_ref, name, lambda *a, **k: calls.append(1) or real(*a, **k))
+    return calls
 
 
 @pytest.mark.parametrize("make, name", [(lambda: SGD(0.1, momentum=0.9), "sgd_momentum_update"),
                                         (lambda: Adam(0.1), "adam_update")])
-def test_cpu_path_runs_the_numpy_reference(monkeypatch, make, name):
-    calls = []
-    real = getattr(kernels_ref, name)
-    monkeypatch.setattr(kernels_ref, name, lambda *a, **k: calls.append(1) or real(*a, **k))
-    make().apply_gradients([(gg.tensor([1.0]), gg.Variable([1.0]))])
+def test_float16_variables_take_the_numpy_reference(monkeypatch, make, name):
+    calls = _float16_reference_runs(monkeypatch, name)
+    make().apply_gradients([(gg.tensor([1.0], dtype="float16"), gg.Variable([1.0], dtype="float16"))])
     assert calls == [1]
+    make().apply_gradients([(gg.tensor([1.0]), gg.Variable([1.0]))])
+    assert calls == [1], "float32 updates in place, without the reference's copies"
 
 
-def test_cpu_path_matches_the_reference_bit_for_bit():
+@pytest.mark.parametrize("size", [50, (1 << 20) + 3])  # the second is split across threads
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name, options", [("sgd_momentum", {}), ("sgd_momentum", {"weight_decay": 1e-3}),
+                                           ("sgd_momentum", {"nesterov": True}), ("adam", {}),
+                                           ("adam", {"weight_decay": 1e-3})])
+def test_cpu_updates_match_the_reference_bit_for_bit(name, options, dtype, size):
     rng = np.random.default_rng(0)
-    p0, g = rng.standard_normal(50).astype(np.float32), rng.standard_normal(50).astype(np.float32)
+    p0, g = rng.standard_normal(size).astype(dtype), rng.standard_normal(size).astype(dtype)
     w = gg.Variable(p0)
-    Adam(0.01, weight_decay=1e-3).apply_gradients([(gg.tensor(g), w)])
-    p, m, v = p0.copy(), np.zeros(50, np.float32), np.zeros(50, np.float32)
-    kernels_ref.adam_update(p, m, v, g, kernels_ref.adam_step_size(0.01, 0.9, 0.999, 1), 0.9, 0.999, 1e-7, 1e-3)
+    a, b = np.zeros(size, dtype), np.zeros(size, dtype)
+    p = p0.copy()
+    if name == "sgd_momentum":
+        opt = SGD(0.1, momentum=0.9, **options)
+        for _ in range(3):
+            opt.apply_gradients([(gg.tensor(g), w)])
+            kernels_ref.sgd_momentum_update(p, a, g, 0.1, 0.9, options.get("weight_decay", 0.0),
+                                            options.get("nesterov", False))
+        state = [opt.get_slot(w, "velocity").numpy()]
+        want = [a]
+    else:
+        opt = Adam(0.01, **options)
+        for t in range(1, 4):
+            opt.apply_gradients([(gg.tensor(g), w)])
+            kernels_ref.adam_update(p, a, b, g, kernels_ref.adam_step_size(0.01, 0.9, 0.999, t), 0.9, 0.999, 1e-7,
+                                    options.get("weight_decay", 0.0))
+        state, want = [opt.get_slot(w, "m").numpy(), opt.get_slot(w, "v").numpy()], [a, b]
     np.testing.assert_array_equal(w.numpy(), p)
+    for got, expected in zip(state, want):
+        np.testing.assert_array_equal(got, expected)
 
 
 # ---------------------------------------------------------------- against PyTorch

@@ -1,10 +1,16 @@
-"""The fused optimizer updates, one function each: NumPy reference on the CPU, CUDA kernel on a GPU.
+"""The fused optimizer updates, one function each: in-place NumPy on the CPU, a CUDA kernel on a GPU.
 
-The CPU path is :mod:`gpugrad.kernels_ref` (whose arithmetic the kernels in
-``kernels/sgd_momentum_update.cu`` and ``kernels/adam_update.cu`` reproduce);
-a GPU runs the kernel through ``device.backend.fused``: the kernel's array
-inputs (``grad``) first, then its outputs (updated in place), then its scalar
-params by keyword. This module is the only place that knows that convention.
+On a GPU the kernels in ``kernels/sgd_momentum_update.cu`` and
+``kernels/adam_update.cu`` run through ``device.backend.fused``: the kernel's
+array inputs (``grad``) first, then its outputs (updated in place), then its
+scalar params by keyword. This module is the only place that knows that convention.
+
+On the CPU, float32 and float64 parameters are updated in place, without
+copies, split across threads when large (see
+:mod:`gpugrad.backend.cpu_threads`), with the arithmetic of
+:mod:`gpugrad.kernels_ref` (the kernels' reference) in the same order and
+precision, so to the same bits; float16 parameters (computed in float32) and
+mixed dtypes take the reference itself.
 
 Example:
     >>> import numpy as np
@@ -14,17 +20,56 @@ Example:
     >>> p.tolist()
     [0.8999999761581421, 0.8999999761581421]
 """
+import numpy as np
+
 from ..backend import CPU
+from ..backend.cpu_threads import SPLIT_MIN_CHEAP, split_apply
 from .. import kernels_ref
+
+
+def _in_place(param, *others):
+    """Whether the arrays can be updated in place at their own precision: one float32/float64 dtype."""
+    dtype = param.dtype
+    return (dtype == np.float32 or dtype == np.float64) and all(a.dtype == dtype for a in others)
+
+
+def _sgd_momentum_cpu(param, velocity, grad, lr, momentum, weight_decay, nesterov):
+    # kernels_ref.sgd_momentum_update in place: g = grad + wd p; v = momentum v - lr g; p += v (or the Nesterov step)
+    g = grad + weight_decay * param if weight_decay else grad
+    lr_g = lr * g
+    np.multiply(velocity, momentum, out=velocity)
+    velocity -= lr_g
+    if nesterov:
+        param += momentum * velocity - lr_g
+    else:
+        param += velocity
 
 
 def sgd_momentum(device, param, velocity, grad, lr, momentum, weight_decay=0.0, nesterov=False):
     """One SGD-with-momentum step of arrays ``param`` and ``velocity`` in place (see ``kernels_ref``)."""
     if device is CPU:
-        kernels_ref.sgd_momentum_update(param, velocity, grad, lr, momentum, weight_decay, nesterov)
+        if not _in_place(param, velocity, grad):
+            kernels_ref.sgd_momentum_update(param, velocity, grad, lr, momentum, weight_decay, nesterov)
+            return
+        a = param.dtype.type
+        params = {"lr": a(lr), "momentum": a(momentum), "weight_decay": a(weight_decay), "nesterov": bool(nesterov)}
+        if param.size < SPLIT_MIN_CHEAP or not split_apply(_sgd_momentum_cpu, [param, velocity, grad], params):
+            _sgd_momentum_cpu(param, velocity, grad, **params)
     else:
         device.backend.fused("sgd_momentum_update", grad, param, velocity, lr=float(lr),
                              momentum=float(momentum), weight_decay=float(weight_decay), nesterov=bool(nesterov))
+
+
+def _adam_cpu(param, m, v, grad, step_size, one_minus_beta1, one_minus_beta2, eps, weight_decay):
+    # kernels_ref.adam_update in place: m += (1 - b1)(g - m); v += (1 - b2)(g^2 - v); p -= step m / (sqrt v + eps)
+    g = grad + weight_decay * param if weight_decay else grad
+    m += one_minus_beta1 * (g - m)
+    v += one_minus_beta2 * (g * g - v)
+    denominator = np.sqrt(v)
+    denominator += eps
+    update = step_size * m
+    update /= denominator
+    param -= update
 
 
 def adam(device, param, m, v, grad, step_size, beta1, beta2, eps, weight_decay=0.0):
@@ -33,7 +78,14 @@ def adam(device, param, m, v, grad, step_size, beta1, beta2, eps, weight_decay=0
     ``step_size`` is the bias-corrected rate of :func:`gpugrad.kernels_ref.adam_step_size`.
     """
     if device is CPU:
-        kernels_ref.adam_update(param, m, v, grad, step_size, beta1, beta2, eps, weight_decay)
+        if not _in_place(param, m, v, grad):
+            kernels_ref.adam_update(param, m, v, grad, step_size, beta1, beta2, eps, weight_decay)
+            return
+        a = param.dtype.type
+        params = {"step_size": a(step_size), "one_minus_beta1": a(1.0 - beta1), "one_minus_beta2": a(1.0 - beta2),
+                  "eps": a(eps), "weight_decay": a(weight_decay)}
+        if param.size < SPLIT_MIN_CHEAP or not split_apply(_adam_cpu, [param, m, v, grad], params):
+            _adam_cpu(param, m, v, grad, **params)
     else:
         device.backend.fused("adam_update", grad, param, m, v, step_size=float(step_size), beta1=float(beta1),
                              beta2=float(beta2), eps=float(eps), weight_decay=float(weight_decay))
