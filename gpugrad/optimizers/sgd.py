@@ -44,7 +44,5 @@ class SGD(Optimizer):
                 velocity = state["velocity"] = self._zeros(var)
             updates.sgd_momentum(var._device, param, velocity, grad, lr, self.momentum, self.weight_decay,
                                  self.nesterov)
-        elif self.weight_decay:
-            param -= lr * (grad + self.weight_decay * param)
         else:
-            param -= lr * grad
+            updates.sgd(var._device, param, grad, lr, self.weight_decay)
