@@ -11,7 +11,19 @@ int64, NumPy/CuPy arrays keep their dtype unless ``dtype=`` says otherwise.
 import numpy as np
 
 from .backend import CPU, Device, get_device
-from .errors import DeviceError, ShapeError
+from .errors import DeviceError, DTypeError, ShapeError
+
+
+_KINDS = {"U": "strings", "S": "bytes", "O": "Python objects", "M": "datetimes", "m": "timedeltas", "V": "records"}
+
+
+def _numeric(array):
+    """``array`` if it holds booleans or numbers; else DTypeError naming what it holds."""
+    kind = array.dtype.kind
+    if kind not in "biufc":
+        raise DTypeError(f"a tensor holds booleans or numbers, not {_KINDS.get(kind, 'values')} "
+                         f"(dtype {array.dtype}); convert the data first")
+    return array
 
 
 def _host_array(data, dtype):
@@ -19,11 +31,16 @@ def _host_array(data, dtype):
     if dtype is not None:
         dtype = np.dtype(dtype)
     if hasattr(data, "dtype") and hasattr(data, "shape"):
-        return data if dtype is None or data.dtype == dtype else data.astype(dtype)
-    array = np.asarray(data, dtype=dtype)
+        return _numeric(data if dtype is None or data.dtype == dtype else data.astype(dtype))
+    try:
+        array = np.asarray(data, dtype=dtype)
+    except ValueError as e:
+        if "inhomogeneous" not in str(e):
+            raise
+        raise ShapeError(f"a tensor needs nested lists of equal lengths (a rectangular array): {e}") from None
     if dtype is None and array.dtype == np.float64:
         array = array.astype(np.float32)  # Python floats become float32
-    return array
+    return _numeric(array)
 
 
 def _broadcast_shape(a, b):

@@ -373,3 +373,18 @@ def test_asking_for_a_gpu_on_a_machine_without_one_names_the_reason():
         gg.tensor([1.0], device="cuda")
     with pytest.raises(DeviceError, match="invalid device 'tpu'"):
         gg.tensor([1.0], device="tpu")
+
+
+@pytest.mark.parametrize("data, holds", [(["a", "b"], "strings"), (np.array([b"x"]), "bytes"),
+                                         ([object()], "Python objects"),
+                                         (np.array(["2020-01-01"], dtype="datetime64[D]"), "datetimes")])
+def test_a_tensor_of_what_is_not_a_number_is_refused_where_it_is_made(data, holds):
+    with pytest.raises(gg.DTypeError, match=f"holds booleans or numbers, not {holds}"):
+        gg.tensor(data)
+    with pytest.raises(gg.DTypeError, match=holds):
+        gg.Variable(data)
+
+
+def test_a_ragged_nested_list_is_a_shape_error():
+    with pytest.raises(gg.ShapeError, match="nested lists of equal lengths"):
+        gg.tensor([[1.0, 2.0], [3.0]])
