@@ -4,6 +4,9 @@ Each op is its forward function and, right below it, its registered gradient.
 Rules return one gradient per input at the broadcast output's shape; the tape
 sums each back to its input's shape.
 """
+import functools
+import operator
+
 import numpy as np
 
 from ..errors import ShapeError
@@ -295,6 +298,45 @@ NotDifferentiable("Sign")
 # ---------------------------------------------------------------- maximum, minimum, where, clip
 
 
+# maximum and minimum pick one input per element: one forward, one fused gradient and one rule serve both
+_PICKS = {"Maximum": ("maximum", operator.ge), "Minimum": ("minimum", operator.le)}  # ufunc, "x is picked"
+
+
+def _pick(op_type, x, y):
+    x, y = binary(x, y, op_type)
+    try:
+        return emit(op_type, getattr(x._device.xp, _PICKS[op_type][0])(x._data, y._data), x._device, (x, y))
+    except (ValueError, TypeError) as e:
+        raise binary_error(op_type, e, x, y) from None
+
+
+def _pick_grad_cpu(x_is_picked, x, y, dy):
+    x_wins = x_is_picked(x, y)
+    zero = dy.dtype.type(0)
+    return np.where(x_wins, dy, zero), np.where(x_wins, zero, dy)
+
+
+def _pick_grad(op_type, x, y, dy):
+    name, x_is_picked = _PICKS[op_type]
+    dev = same_device((x, y, dy), op_type + "Grad")
+    gx, gy = fused(f"{name}_grad", functools.partial(_pick_grad_cpu, x_is_picked), dev, x._data, y._data, dy._data)
+    return emit_many(op_type + "Grad", (gx, gy), dev, (x, y, dy))
+
+
+def _picked_rule(op, dy):  # Maximum, Minimum: dy to the picked input
+    return _pick_grad(op.type, *op.inputs, dy)
+
+
+def _picked_grad_rule(op, ggx, ggy):  # MaximumGrad, MinimumGrad: a selection, linear in dy only
+    x, y, _ = op.inputs
+    return None, None, where(_PICKS[op.type[:-len("Grad")]][1](x._data, y._data), ggx, ggy)
+
+
+for _op_type in _PICKS:
+    RegisterGradient(_op_type)(_picked_rule)
+    RegisterGradient(_op_type + "Grad")(_picked_grad_rule)
+
+
 def maximum(x, y):
     """The larger of x and y elementwise; at a tie the gradient goes to x.
 
@@ -303,22 +345,7 @@ def maximum(x, y):
         >>> gg.maximum(gg.tensor([1.0, 5.0]), 3.0).numpy().tolist()
         [3.0, 5.0]
     """
-    x, y = binary(x, y, "Maximum")
-    try:
-        return emit("Maximum", x._device.xp.maximum(x._data, y._data), x._device, (x, y))
-    except (ValueError, TypeError) as e:
-        raise binary_error("Maximum", e, x, y) from None
-
-
-@RegisterGradient("Maximum")
-def _maximum_grad(op, dy):
-    return maximum_grad(*op.inputs, dy)
-
-
-def _maximum_grad_cpu(x, y, dy):
-    x_wins = x >= y
-    zero = dy.dtype.type(0)
-    return np.where(x_wins, dy, zero), np.where(x_wins, zero, dy)
+    return _pick("Maximum", x, y)
 
 
 def maximum_grad(x, y, dy):
@@ -330,15 +357,7 @@ def maximum_grad(x, y, dy):
         >>> gx.numpy().tolist(), gy.numpy().tolist()
         ([0.0, 1.0], [1.0, 0.0])
     """
-    dev = same_device((x, y, dy), "MaximumGrad")
-    gx, gy = fused("maximum_grad", _maximum_grad_cpu, dev, x._data, y._data, dy._data)
-    return emit_many("MaximumGrad", (gx, gy), dev, (x, y, dy))
-
-
-@RegisterGradient("MaximumGrad")
-def _maximum_grad_grad(op, ggx, ggy):
-    x, y, _ = op.inputs
-    return None, None, where(x._data >= y._data, ggx, ggy)  # a selection: linear in dy only
+    return _pick_grad("Maximum", x, y, dy)
 
 
 def minimum(x, y):
@@ -349,22 +368,7 @@ def minimum(x, y):
         >>> gg.minimum(gg.tensor([1.0, 5.0]), 3.0).numpy().tolist()
         [1.0, 3.0]
     """
-    x, y = binary(x, y, "Minimum")
-    try:
-        return emit("Minimum", x._device.xp.minimum(x._data, y._data), x._device, (x, y))
-    except (ValueError, TypeError) as e:
-        raise binary_error("Minimum", e, x, y) from None
-
-
-@RegisterGradient("Minimum")
-def _minimum_grad(op, dy):
-    return minimum_grad(*op.inputs, dy)
-
-
-def _minimum_grad_cpu(x, y, dy):
-    x_wins = x <= y
-    zero = dy.dtype.type(0)
-    return np.where(x_wins, dy, zero), np.where(x_wins, zero, dy)
+    return _pick("Minimum", x, y)
 
 
 def minimum_grad(x, y, dy):
@@ -376,15 +380,7 @@ def minimum_grad(x, y, dy):
         >>> gx.numpy().tolist(), gy.numpy().tolist()
         ([1.0, 0.0], [0.0, 1.0])
     """
-    dev = same_device((x, y, dy), "MinimumGrad")
-    gx, gy = fused("minimum_grad", _minimum_grad_cpu, dev, x._data, y._data, dy._data)
-    return emit_many("MinimumGrad", (gx, gy), dev, (x, y, dy))
-
-
-@RegisterGradient("MinimumGrad")
-def _minimum_grad_grad(op, ggx, ggy):
-    x, y, _ = op.inputs
-    return None, None, where(x._data <= y._data, ggx, ggy)
+    return _pick_grad("Minimum", x, y, dy)
 
 
 def where(cond, x, y):
