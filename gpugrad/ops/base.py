@@ -69,6 +69,10 @@ ZERO = _ScalarByDtype(0)
 
 def binary(x, y, op_type):
     """``x`` and ``y`` as Tensors on one device; a Python number takes the other's dtype."""
+    if x.__class__ is Tensor and (y.__class__ is float or y.__class__ is int):  # tensor * 1.01: one lookup
+        t = _scalar_tensors.get((y, x._data.dtype, x._device))
+        if t is not None:
+            return x, t
     if not isinstance(y, Tensor):
         y = scalar_tensor(y, x) if isinstance(y, (int, float)) and isinstance(x, Tensor) \
             else as_tensor(y, like=x if isinstance(x, Tensor) else None)
