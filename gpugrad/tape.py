@@ -266,11 +266,11 @@ def _backward(records, seeds, source_ids, release=False, reached=None):
             dy = grads.get(key) if key in source_ids else grads.pop(key, None)
             if dy is None:
                 continue
-            out_grads = (dy,)
+            out_grads = None  # one output: its rule is called with dy alone
             # dy's buffer may take the rule's result when nothing else can see it: this loop holds
-            # the only references (dy, out_grads; getrefcount adds one) and no outer tape records.
+            # the only reference (dy; getrefcount adds one) and no outer tape records.
             if (donating and dy._data.size >= DONATE_MIN_SIZE and not active_tapes and key not in source_ids
-                    and getrefcount(dy) == 3 and getrefcount(dy._data) == 2 and dy._data.base is None):
+                    and getrefcount(dy) == 2 and getrefcount(dy._data) == 2 and dy._data.base is None):
                 donated[0] = dy._data
         else:
             out_grads = tuple([grads.get(id(o)) if id(o) in source_ids else grads.pop(id(o), None)
@@ -282,7 +282,7 @@ def _backward(records, seeds, source_ids, release=False, reached=None):
             _check_versions(op_type, inputs, versions)
         if backward_fn is not None:
             donated[0] = None
-            in_grads = backward_fn(*out_grads)
+            in_grads = backward_fn(dy) if out_grads is None else backward_fn(*out_grads)
             if in_grads is None or isinstance(in_grads, Tensor):
                 in_grads = (in_grads,)
         else:
@@ -293,7 +293,7 @@ def _backward(records, seeds, source_ids, release=False, reached=None):
             op.type, op.inputs, op.attrs = op_type, inputs, attrs
             op.outputs = outputs if op_type in reading_outputs else None
             rec = outputs = None
-            in_grads = rule(op, *out_grads)
+            in_grads = rule(op, dy) if out_grads is None else rule(op, *out_grads)
             donated[0] = None
         if len(in_grads) != len(inputs):
             raise GradientError(
