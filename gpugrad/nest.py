@@ -9,9 +9,17 @@ Example:
 """
 
 
+_CONTAINERS = (list, tuple, dict)
+
+
 def flatten(structure):
     """The leaves of ``structure`` in a fixed order (dicts by sorted key)."""
     if isinstance(structure, (list, tuple)):
+        for item in structure:
+            if isinstance(item, _CONTAINERS):
+                break
+        else:  # a flat list or tuple (the usual var_list): its items are the leaves
+            return list(structure)
         return [leaf for item in structure for leaf in flatten(item)]
     if isinstance(structure, dict):
         return [leaf for key in sorted(structure) for leaf in flatten(structure[key])]
@@ -20,6 +28,8 @@ def flatten(structure):
 
 def pack_like(structure, leaves):
     """``structure`` with its leaves replaced, in :func:`flatten` order, by ``leaves``."""
+    if structure.__class__ is list and not any(isinstance(item, _CONTAINERS) for item in structure):
+        return list(leaves)  # a flat list: the leaves in its order
     return _build(structure, iter(leaves))
 
 
