@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-__all__ = ["get_num_threads", "set_num_threads", "split_ufunc", "split_formula"]
+__all__ = ["get_num_threads", "set_num_threads", "split_apply", "split_ufunc", "split_formula"]
 
 SPLIT_MIN_COSTLY = 1 << 16  # elements: log, exp, tanh of 64 Ki float32 take ~100 us, a hand-off ~20-50
 SPLIT_MIN_CHEAP = 1 << 20  # elements: below this, arithmetic is faster on one core than split
@@ -116,48 +116,74 @@ def _bounds(length, parts):
     return cuts
 
 
-def _chunks(arrays, out):
-    """The arrays and ``out`` as lists of matching chunks, or None when they cannot be split.
+def _chunks(arrays):
+    """``arrays`` as a list of matching chunks (one list per thread), or None when they cannot be split.
 
-    Every array has ``out``'s shape or is 0-d. C-contiguous ones are split
-    flat; otherwise (a broadcast view, a transposed array) along axis 0.
+    Every array has the shape of the first or is 0-d (passed whole). C-contiguous
+    ones are split flat; otherwise (a broadcast view, a transposed array) along axis 0.
     """
     n = get_num_threads()
-    shape = out.shape
+    shape = arrays[0].shape
     for a in arrays:
         if a.ndim and a.shape != shape:
             return None
-    flat = out.flags.c_contiguous and all(not a.ndim or a.flags.c_contiguous for a in arrays)
-    if flat:
+    if all(not a.ndim or a.flags.c_contiguous for a in arrays):
         views = [a.reshape(-1) if a.ndim else a for a in arrays]
-        target = out.reshape(-1)
-        length = target.shape[0]
-    elif out.ndim and shape[0] >= n:
-        views, target, length = list(arrays), out, shape[0]
+        length = arrays[0].size
+        cuts = _bounds(length, n)
+    elif len(shape) and shape[0] >= n:
+        views, length = arrays, shape[0]
+        cuts = _bounds(length, n) if len(shape) == 1 else \
+            [length * i // n for i in range(n + 1)]  # whole rows: each element keeps its loop
     else:
         return None
-    cuts = _bounds(length, n) if flat or out.ndim == 1 else \
-        [length * i // n for i in range(n + 1)]  # rows: any cut keeps each element's loop
     pieces = list(zip(cuts, cuts[1:]))
     if len(pieces) < 2:
         return None
-    chunks = [[v[lo:hi] if v.ndim else v for v in views] for lo, hi in pieces]
-    return chunks, [target[lo:hi] for lo, hi in pieces]
+    return [[v[lo:hi] if v.ndim else v for v in views] for lo, hi in pieces]
 
 
-def _run(fn, chunks, outs, params):
+def _run(fn, chunks, params):
     errors = np.geterr()
 
-    def work(i):
+    def work(chunk):
         with np.errstate(**errors):
-            fn(*chunks[i], out=outs[i], **params)
+            fn(*chunk, **params)
 
-    futures = [_pool().submit(work, i) for i in range(1, len(outs))]
+    futures = [_pool().submit(work, chunk) for chunk in chunks[1:]]
     try:
-        fn(*chunks[0], out=outs[0], **params)
+        fn(*chunks[0], **params)
     finally:
         for f in futures:
-            f.result()  # every chunk is done (and its error raised) before the output is used
+            f.result()  # every chunk is done (and its error raised) before the arrays are used
+
+
+def split_apply(fn, arrays, params=None):
+    """Run ``fn(*chunks, **params)`` on matching chunks of ``arrays`` across threads; False if not split.
+
+    ``fn`` works elementwise and in place (it writes into some of its arrays);
+    the arrays share one shape (0-d ones are passed whole). When they cannot
+    be split, or one thread is set, nothing runs and the caller calls ``fn`` itself.
+
+    Example:
+        >>> import numpy as np
+        >>> a = np.ones(4)
+        >>> split_apply(lambda x: np.multiply(x, 2.0, out=x), [a]), a.tolist()  # too small to split
+        (False, [1.0, 1.0, 1.0, 1.0])
+    """
+    if get_num_threads() < 2 or arrays[0].size < 2 * _BLOCK:
+        return False
+    chunks = _chunks(arrays)
+    if chunks is None:
+        return False
+    _run(fn, chunks, params or {})
+    return True
+
+
+def _with_out(fn):
+    def call(*arrays, **params):
+        fn(*arrays[:-1], out=arrays[-1], **params)
+    return call
 
 
 def split_ufunc(ufunc, *arrays):
@@ -175,9 +201,7 @@ def split_ufunc(ufunc, *arrays):
     first = arrays[0]
     if get_num_threads() > 1 and first.dtype.kind == "f" and all(a.dtype == first.dtype for a in arrays):
         out = np.empty(first.shape, first.dtype)
-        found = _chunks(arrays, out)
-        if found is not None:
-            _run(ufunc, found[0], found[1], {})
+        if split_apply(_with_out(ufunc), list(arrays) + [out]):
             return out
     return ufunc(*arrays)
 
@@ -200,8 +224,6 @@ def split_formula(formula, arrays, out=None, params=None):
     first = arrays[0]
     if get_num_threads() > 1 and first.dtype.kind == "f" and all(a.dtype == first.dtype for a in arrays):
         target = np.empty(first.shape, first.dtype) if out is None else out
-        found = _chunks(arrays, target)
-        if found is not None:
-            _run(formula, found[0], found[1], params)
+        if split_apply(_with_out(formula), list(arrays) + [target], params):
             return target
     return formula(*arrays, out=out, **params)
