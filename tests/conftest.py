@@ -7,6 +7,9 @@ os.environ.setdefault("CUPY_CACHE_DIR", os.path.join(os.path.dirname(__file__), 
 
 import gpugrad as gg  # noqa: E402
 
+# The NumPy stand-in for CuPy: imported only by tests/test_gpu_paths_on_host.py's subprocess, never collected.
+collect_ignore = ["stand_in_cupy"]
+
 DEVICES = gg.devices()
 GPU_PRESENT = any(d.startswith("cuda") for d in DEVICES)
 

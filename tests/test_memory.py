@@ -213,6 +213,8 @@ def test_ten_thousand_training_steps_on_the_cpu_keep_memory_flat():
 
 
 @pytest.mark.gpu
+@pytest.mark.skipif(os.environ.get("GPUGRAD_STAND_IN_CUPY") == "1",
+                    reason="the CuPy stand-in's memory pool holds nothing (0 bytes): the soak would prove nothing")
 def test_ten_thousand_training_steps_on_the_gpu_keep_the_memory_pool_flat():
     result, growth = run_soak("cuda")
     assert result["final_loss"] < 0.5, result
