@@ -15,7 +15,7 @@ from .conftest import (array_module, baseline_impl, device_params, run, synchron
                        torch_synchronize)
 
 N = 4 * 1024 * 1024
-ROUNDS, WARMUP = 20, 3
+ROUNDS, WARMUP = 60, 3
 GROUP = "W3 large gradient (4 Mi float32)"
 LABEL = "W3 sum(square(log x)) grad, 4 Mi"
 

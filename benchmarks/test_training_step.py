@@ -23,8 +23,8 @@ from .conftest import device_params, run, synchronize, torch_device, torch_synch
 
 LR = 0.1
 WORKLOADS = {  # name: (layer sizes, batch, timed rounds, warm-up rounds)
-    "W2": ((64, 256, 256, 10), 64, 300, 30),
-    "W4": ((512, 1024, 1024, 10), 256, 40, 4),
+    "W2": ((64, 256, 256, 10), 64, 1500, 50),  # about 1.5 s a peer: each sees the same spells of load
+    "W4": ((512, 1024, 1024, 10), 256, 100, 5),
 }
 W2_GROUP = "W2 training step (digits MLP 64-256-256-10, batch 64, SGD)"
 W4_GROUP = "W4 training step (MLP 512-1024-1024-10, batch 256, SGD)"
