@@ -140,3 +140,17 @@ def test_a_forked_child_splits_with_threads_of_its_own(two_threads):
         child.kill()
     assert child.exitcode == 0, "the child hung or failed (a pool with the parent's dead threads)"
     assert queue.get(timeout=5) == pytest.approx(1.0)
+
+
+def test_softmax_family_splits_its_exp_and_keeps_the_bits(two_threads):
+    logits = gg.tensor(RNG.normal(size=(1031, 257)) * 5, dtype="float32")  # 265 Ki elements
+    labels = RNG.integers(0, 257, 1031)
+
+    def run():
+        with gg.GradientTape() as tape:
+            tape.watch(logits)
+            outs = [gg.softmax(logits), gg.log_softmax(logits), gg.softmax_cross_entropy(logits, labels)]
+        return [o.numpy() for o in outs] + [tape.gradient(outs[2], logits).numpy()]
+
+    for got, want in zip(run(), one_thread(run)):
+        np.testing.assert_array_equal(got, want)

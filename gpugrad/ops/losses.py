@@ -16,7 +16,7 @@ from ..registry import RegisterGradient
 from ..tensor import Tensor, as_tensor
 from .activations import sigmoid
 from .arithmetic import multiply, subtract
-from .base import binary, emit, same_device, unary
+from .base import SPLIT_MIN_COSTLY, binary, emit, same_device, split_ufunc, unary
 from .math import exp, square
 from .reductions import mean, normalize_axis, sum
 from .shape import reshape
@@ -26,6 +26,11 @@ __all__ = ['softmax', 'log_softmax', 'softmax_cross_entropy', 'softmax_cross_ent
 
 _REDUCTIONS = ("mean", "sum", "none")
 
+
+
+def _exp(device, a):
+    """exp of array ``a`` on ``device``; on the CPU split across threads when large."""
+    return split_ufunc(np.exp, a) if device is CPU and a.size >= SPLIT_MIN_COSTLY else device.xp.exp(a)
 
 def _check_reduction(reduction, op_name):
     if reduction not in _REDUCTIONS:
@@ -62,7 +67,7 @@ def softmax(x, axis=-1):
         shift = x._data.max(axis=axes, keepdims=True)
     except ValueError:  # an empty axis has no max; the result is empty anyway
         shift = x._data.dtype.type(0)
-    e = xp.exp(x._data - shift)
+    e = _exp(x._device, x._data - shift)
     return emit("Softmax", e / e.sum(axis=axes, keepdims=True), x._device, (x,), {"axes": axes})
 
 
@@ -88,7 +93,7 @@ def log_softmax(x, axis=-1):
         shifted = x._data - x._data.max(axis=axes, keepdims=True)
     except ValueError:  # an empty axis has no max; the result is empty anyway
         shifted = x._data.copy()
-    out = shifted - xp.log(xp.exp(shifted).sum(axis=axes, keepdims=True))
+    out = shifted - xp.log(_exp(x._device, shifted).sum(axis=axes, keepdims=True))
     return emit("LogSoftmax", out, x._device, (x,), {"axes": axes})
 
 
@@ -156,7 +161,7 @@ def softmax_cross_entropy(logits, labels, reduction="mean"):
         shifted = logits._data - logits._data.max(axis=-1, keepdims=True)
     except ValueError:  # no classes (and so no rows: labels were checked): nothing to shift
         shifted = logits._data.copy()
-    e = xp.exp(shifted)
+    e = _exp(dev, shifted)
     total = e.sum(axis=-1, keepdims=True)
     # loss = log(sum(exp(shifted))) - shifted[label], the label's entry found by flat index
     rows = labels._data.size
