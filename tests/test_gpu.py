@@ -92,7 +92,7 @@ def test_update_kernels_match_their_reference(name, dtype):
     assert_close([cupy.asnumpy(o) for o in out], want, dtype, name)
 
 
-def test_sgd_nesterov_and_adam_step_size():
+def test_sgd_nesterov_step_matches_the_reference():
     import cupy
 
     p, v, g = (np.random.RandomState(s).uniform(-1, 1, 1000).astype(np.float32) for s in range(3))
