@@ -71,26 +71,22 @@ class Generator:
 
     def random_array(self, shape, dtype, device):
         """Uniform [0, 1) floats of ``shape`` as a raw array on Device ``device`` (for ops)."""
-        dtype = _float_dtype(dtype)
-        draw = np.float64 if dtype == np.float64 else np.float32
-        stream = self._stream(device)
-        if device is CPU:
-            a = stream.random(shape, dtype=draw)
-        else:
-            with device.xp.cuda.Device(device.index):
-                a = stream.random_sample(shape, dtype=draw)
-        return a if a.dtype == dtype else a.astype(dtype)
+        return self._draw("random", "random_sample", shape, dtype, device)
 
     def normal_array(self, shape, dtype, device):
         """Standard normal floats of ``shape`` as a raw array on Device ``device``."""
+        return self._draw("standard_normal", "standard_normal", shape, dtype, device)
+
+    def _draw(self, cpu_method, gpu_method, shape, dtype, device):
+        """``shape`` draws of the device's stream method (NumPy's or CuPy's name), in float ``dtype``."""
         dtype = _float_dtype(dtype)
         draw = np.float64 if dtype == np.float64 else np.float32
         stream = self._stream(device)
         if device is CPU:
-            a = stream.standard_normal(shape, dtype=draw)
+            a = getattr(stream, cpu_method)(shape, dtype=draw)
         else:
             with device.xp.cuda.Device(device.index):
-                a = stream.standard_normal(shape, dtype=draw)
+                a = getattr(stream, gpu_method)(shape, dtype=draw)
         return a if a.dtype == dtype else a.astype(dtype)
 
     def uniform(self, shape, low=0.0, high=1.0, dtype=None, device=None):
