@@ -198,12 +198,7 @@ def split_ufunc(ufunc, *arrays):
         >>> split_ufunc(np.exp, x).dtype
         dtype('float32')
     """
-    first = arrays[0]
-    if get_num_threads() > 1 and first.dtype.kind == "f" and all(a.dtype == first.dtype for a in arrays):
-        out = np.empty(first.shape, first.dtype)
-        if split_apply(_with_out(ufunc), list(arrays) + [out]):
-            return out
-    return ufunc(*arrays)
+    return split_formula(ufunc, arrays)
 
 
 def split_formula(formula, arrays, out=None, params=None):
