@@ -51,7 +51,8 @@ class Op:
 def emit(op_type, data, device, inputs, attrs=None):
     """Wrap ``data`` as the output tensor of ``op_type`` and record it.
 
-    The body of :func:`record` is repeated here for one output: every op
+    For inputs that are all plain tensors (no variable to watch or version),
+    the body of :func:`record` is repeated here for one output: every op
     passes through this function, and a call less is a tenth of an op's cost.
     """
     if data.__class__ is not device.array_type:
@@ -60,22 +61,20 @@ def emit(op_type, data, device, inputs, attrs=None):
     out._data = data
     out._device = device
     if active_tapes:
+        for t in inputs:
+            if t.__class__ is not Tensor:  # a variable: it may need watching, and its version keeping
+                record((out,), inputs, op_type, attrs, None)
+                return out
         rec = None
         for tape in active_tapes:
             watched = tape._watched
-            followed = has_variable = False
             for t in inputs:
-                if t.__class__ is not Tensor and isinstance(t, Variable):
-                    has_variable = True
-                    if tape._watch_accessed and t.trainable and id(t) not in watched:
-                        tape._watch_one(t)
                 if id(t) in watched:
-                    followed = True
-            if followed:
-                if rec is None:
-                    rec = (op_type, inputs, (out,), attrs, None, _versions(inputs) if has_variable else None)
-                tape._ops.append(rec)
-                watched[id(out)] = None  # the record keeps `out` alive; no second reference
+                    if rec is None:
+                        rec = (op_type, inputs, (out,), attrs, None, None)
+                    tape._ops.append(rec)
+                    watched[id(out)] = None  # the record keeps `out` alive; no second reference
+                    break
     return out
 
 

@@ -253,39 +253,36 @@ def _backward(records, seeds, source_ids, release=False, reached=None):
     else:
         on_path = records if release else list(records)  # popped below
     grads = dict(seeds)
+    take, peek = grads.pop, grads.get
+    next_record = on_path.pop
     rules, reading_outputs = registry.rules, registry.rules_reading_outputs
     op = Op(None, reached)  # one view, refilled for each record
     anomaly_slot = anomaly.slot  # None unless gg.detect_anomaly() is on
+    donate_min = DONATE_MIN_SIZE if donating else sys.maxsize
     while on_path:
-        rec = on_path.pop()
+        rec = next_record()
         if anomaly_slot is not None:
             anomaly_slot[0] = rec  # an anomaly in this op's gradient names it
         op_type, inputs, outputs, attrs, backward_fn, versions = rec
         if len(outputs) == 1:
             key = id(outputs[0])
-            dy = grads.get(key) if key in source_ids else grads.pop(key, None)
+            dy = peek(key) if key in source_ids else take(key, None)
             if dy is None:
                 continue
-            out_grads = None  # one output: its rule is called with dy alone
             # dy's buffer may take the rule's result when nothing else can see it: this loop holds
             # the only reference (dy; getrefcount adds one) and no outer tape records.
-            if (donating and dy._data.size >= DONATE_MIN_SIZE and not active_tapes and key not in source_ids
+            if (dy._data.size >= donate_min and not active_tapes and key not in source_ids
                     and getrefcount(dy) == 2 and getrefcount(dy._data) == 2 and dy._data.base is None):
                 donated[0] = dy._data
+            out_grads = None  # one output: its rule is called with dy alone
         else:
-            out_grads = tuple([grads.get(id(o)) if id(o) in source_ids else grads.pop(id(o), None)
-                               for o in outputs])
+            out_grads = tuple([peek(id(o)) if id(o) in source_ids else take(id(o), None) for o in outputs])
             if all(g is None for g in out_grads):
                 continue
             out_grads = tuple([zeros_like(o) if g is None else g for o, g in zip(outputs, out_grads)])
         if versions is not None:
             _check_versions(op_type, inputs, versions)
-        if backward_fn is not None:
-            donated[0] = None
-            in_grads = backward_fn(dy) if out_grads is None else backward_fn(*out_grads)
-            if in_grads is None or isinstance(in_grads, Tensor):
-                in_grads = (in_grads,)
-        else:
+        if backward_fn is None:
             rule = rules.get(op_type)
             if rule is None and gradient_rule(op_type) is None:
                 continue  # declared not differentiable
@@ -294,7 +291,12 @@ def _backward(records, seeds, source_ids, release=False, reached=None):
             op.outputs = outputs if op_type in reading_outputs else None
             rec = outputs = None
             in_grads = rule(op, dy) if out_grads is None else rule(op, *out_grads)
+        else:
             donated[0] = None
+            in_grads = backward_fn(dy) if out_grads is None else backward_fn(*out_grads)
+            if in_grads is None or isinstance(in_grads, Tensor):
+                in_grads = (in_grads,)
+        donated[0] = None
         if len(in_grads) != len(inputs):
             raise GradientError(
                 f"the gradient of op {op_type!r} returned {len(in_grads)} gradients for "
@@ -309,7 +311,7 @@ def _backward(records, seeds, source_ids, release=False, reached=None):
                 g = as_tensor(g, like=t)
             if g._data.shape != t._data.shape:
                 g = _unbroadcast(g, t, op_type)
-            prev = grads.get(key)
+            prev = peek(key)
             grads[key] = g if prev is None else add(prev, g)
         t = g = prev = dy = out_grads = in_grads = None  # hold nothing into the next op
     return grads

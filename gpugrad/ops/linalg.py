@@ -56,8 +56,8 @@ def matmul(a, b, transpose_a=False, transpose_b=False):
             raise _matmul_error(a, b, transpose_a, transpose_b, "an operand is a scalar; use multiply")
         if (transpose_a and ad.ndim < 2) or (transpose_b and bd.ndim < 2):
             raise _matmul_error(a, b, transpose_a, transpose_b, "only operands of 2 or more dimensions transpose")
-        ad = xp.swapaxes(ad, -1, -2) if transpose_a else ad
-        bd = xp.swapaxes(bd, -1, -2) if transpose_b else bd
+        ad = ad.swapaxes(-1, -2) if transpose_a else ad  # the method: np.swapaxes adds a Python wrapper
+        bd = bd.swapaxes(-1, -2) if transpose_b else bd
     try:
         out = xp.matmul(ad, bd)
     except ValueError:

@@ -123,7 +123,9 @@ def _label_tensor(labels, logits, op_type):
                          f"{logits.shape}, got {labels.shape}")
     data = labels._data
     classes = logits.shape[-1]
-    if data.size and (data.min() < 0 or data.max() >= classes):
+    # one pass: as unsigned integers negative labels are huge, so one max finds every bad label
+    if data.size and (data.max() >= classes if data.dtype.kind == "u" else
+                      data.view(data.dtype.str.replace("i", "u")).max() >= classes):
         value = int(data[(data < 0) | (data >= classes)].ravel()[0])
         raise IndexOutOfRangeError(
             f"op {op_type!r} got label {value}, outside [0, {classes}) for logits of shape {logits.shape}")

@@ -23,10 +23,15 @@ __all__ = ['sum', 'mean', 'max', 'min', 'prod', 'prod_others', 'logsumexp', 'var
 
 
 
+_ALL_AXES = tuple(tuple(range(n)) for n in range(33))  # axis=None, by ndim
+
+
 def normalize_axis(axis, ndim):
     """``axis`` as a sorted tuple of non-negative ints (all axes for ``None``)."""
     if axis is None:
-        return tuple(range(ndim))
+        return _ALL_AXES[ndim] if ndim < len(_ALL_AXES) else tuple(range(ndim))
+    if axis.__class__ is int and -ndim <= axis < ndim:
+        return (axis % ndim,)
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     out = []
     for a in axes:
@@ -81,7 +86,12 @@ def mean(x, axis=None, keepdims=False):
     """
     x = unary(x)
     axes = normalize_axis(axis, x.ndim)
-    out = x._data.mean(axis=axes, keepdims=keepdims)
+    d = x._data
+    if x._device is CPU and (d.dtype == np.float32 or d.dtype == np.float64):
+        # ndarray.mean's own steps without its Python wrapper: the sum, then one division by the count
+        return emit("Mean", np.true_divide(np.add.reduce(d, axis=axes, keepdims=keepdims), group_size(d.shape, axes)),
+                    x._device, (x,), {"axes": axes})
+    out = d.mean(axis=axes, keepdims=keepdims)
     if out.dtype != x._data.dtype and x._data.dtype.kind == "f":
         out = out.astype(x._data.dtype)  # NOTE: not astype(copy=False) on a NumPy scalar: it leaks ~55 B a call
     return emit("Mean", out, x._device, (x,), {"axes": axes})
