@@ -163,6 +163,48 @@ def run(benchmark, fn, *args, workload, impl, device="cpu", rounds, warmup_round
     return result
 
 
+def run_interleaved(benchmark, peers, *, workload, block, cycles, ops=None):
+    """Time ``peers`` (name -> function of no arguments) in alternating blocks of ``block`` calls.
+
+    On a shared machine whose speed changes from second to second, peers timed
+    one after another meet different spells of load, and their ratio moves
+    with it (W1's gpugrad/torch ran from 0.45 to 1.11 that way). Blocks of a
+    few milliseconds, alternating for ``cycles`` rounds, show every peer the
+    same spells. pytest-benchmark times each cycle (one block of each peer);
+    ``extra_info["interleaved"]`` holds each peer's median and minimum seconds
+    per call (and microseconds per op with ``ops``), and ``extra_info["ratios"]``
+    gpugrad's median over each other peer's, with the ratio of the minimums.
+    """
+    times = {name: [] for name in peers}
+
+    def cycle():
+        for name, fn in peers.items():
+            append = times[name].append
+            for _ in range(block):
+                start = time.perf_counter()
+                fn()
+                append(time.perf_counter() - start)
+
+    cycle()  # warm-up, not kept
+    for kept in times.values():
+        kept.clear()
+    rounds, _ = rounds_for(cycles, 0)
+    benchmark.extra_info.update(interleaved_workload=workload, block=block)
+    benchmark.pedantic(cycle, rounds=rounds, iterations=1)
+    summary = {}
+    for name, kept in times.items():
+        kept.sort()
+        entry = {"median": kept[len(kept) // 2], "min": kept[0], "calls": len(kept)}
+        if ops:
+            entry["us_per_op"] = entry["median"] / ops * 1e6
+        summary[name] = entry
+    mine = summary["gpugrad"]
+    benchmark.extra_info["interleaved"] = summary
+    benchmark.extra_info["ratios"] = {f"gpugrad/{name}": [mine["median"] / s["median"], mine["min"] / s["min"]]
+                                      for name, s in summary.items() if name != "gpugrad"}
+    return summary
+
+
 @pytest.fixture(scope="session")
 def torch():
     """PyTorch, or skip: it is not a dependency of gpugrad, only a point of comparison."""

@@ -8,7 +8,8 @@ Usage::
 Medians (and minimums, steadier on a busy machine), one line per benchmark,
 then per workload and gpugrad device the ratios gpugrad/numpy and
 gpugrad/torch of the medians (below 1 means gpugrad is faster), with the ratio
-of the minimums in brackets.
+of the minimums in brackets; last, the same ratios from the interleaved
+benchmarks (the peers timed in alternating blocks, see ``conftest.run_interleaved``).
 """
 import json
 import sys
@@ -26,7 +27,10 @@ def medians(report):
     found = {}
     for bench in report.get("benchmarks", []):
         info = bench.get("extra_info", {})
-        if "workload" in info and "impl" in info:
+        if "interleaved_workload" in info:  # run_interleaved: its ratios are in info
+            found[(info["interleaved_workload"], "interleaved", "cpu")] = (bench["stats"]["median"],
+                                                                         bench["stats"]["min"], info)
+        elif "workload" in info and "impl" in info:
             stats = bench["stats"]
             found[(info["workload"], info["impl"], info.get("device", "cpu"))] = (stats["median"], stats["min"], info)
     return found
@@ -47,6 +51,8 @@ def ratio_lines(found):
     """
     lines = [f"{'workload':<9} {'impl':<8} {'device':<9} {'median':>10} {'min':>10}  us/op (median)"]
     for (workload, impl, device), (median, low, info) in sorted(found.items()):
+        if impl == "interleaved":
+            continue
         per_op = f"{info['us_per_op']:7.3f}" if "us_per_op" in info else ""
         lines.append(f"{workload:<9} {impl:<8} {device:<9} {median * 1e3:7.3f} ms {low * 1e3:7.3f} ms {per_op}")
     for (workload, impl, device), (median, low, _) in sorted(found.items()):
@@ -56,6 +62,23 @@ def ratio_lines(found):
             base = found.get((workload, other, "cpu"))
             value = f"{median / base[0]:.2f} (min {low / base[1]:.2f})" if base else f"n/a (no {other} result)"
             lines.append(f"{workload}  gpugrad({device})/{other} = {value}")
+    return lines + interleaved_lines(found)
+
+
+def interleaved_lines(found):
+    """The ratios of the interleaved benchmarks (``run_interleaved``): medians, minimums in brackets.
+
+    Example:
+        >>> found = {("W1", "interleaved", "cpu"): (0.1, 0.1, {"interleaved_workload": "W1",
+        ...          "ratios": {"gpugrad/torch": [0.5, 0.6]}})}
+        >>> interleaved_lines(found)
+        ['W1  interleaved gpugrad(cpu)/torch = 0.50 (min 0.60)']
+    """
+    lines = []
+    for (workload, impl, device), (_, _, info) in sorted(found.items()):
+        if impl == "interleaved":
+            for name, (median, low) in info.get("ratios", {}).items():
+                lines.append(f"{workload}  interleaved gpugrad({device})/{name.split('/')[1]} = {median:.2f} (min {low:.2f})")
     return lines
 
 

@@ -12,8 +12,8 @@ import pytest
 
 import gpugrad as gg
 
-from .conftest import (array_module, baseline_impl, device_params, run, synchronize, to_host, torch_device,
-                       torch_synchronize)
+from .conftest import (array_module, baseline_impl, device_params, run, run_interleaved, synchronize, to_host,
+                       torch_device, torch_synchronize)
 
 STEPS = 500
 OPS = 2 * STEPS + 1
@@ -136,3 +136,16 @@ def test_w1_torch(benchmark, torch, device):
     g = run(benchmark, work, workload="W1", impl="torch", device=device, rounds=ROUNDS,
             warmup_rounds=WARMUP, ops=OPS, label=LABEL)
     np.testing.assert_allclose(g.cpu().numpy(), reference_gradient(make_x()), rtol=1e-3)
+
+
+@pytest.mark.benchmark(group=GROUP)
+def test_w1_interleaved(benchmark, torch):
+    """gpugrad, NumPy and PyTorch on the CPU in alternating blocks of 20 calls (about 0.1 s each):
+    the ratios that spells of load on a shared machine cannot tilt (see ``run_interleaved``)."""
+    x_np = make_x()
+    x = gg.tensor(x_np, device="cpu")
+    x_torch = torch.from_numpy(x_np).requires_grad_(True)
+    peers = {"gpugrad": lambda: gpugrad_w1(x), "numpy": lambda: numpy_w1(x_np), "torch": lambda: torch_w1(torch, x_torch)}
+    summary = run_interleaved(benchmark, peers, workload="W1", block=20, cycles=15, ops=OPS)
+    assert summary["gpugrad"]["calls"] == summary["torch"]["calls"] > 0
+    np.testing.assert_allclose(peers["gpugrad"]().numpy(), reference_gradient(x_np), rtol=1e-3)

@@ -19,7 +19,7 @@ import pytest
 import gpugrad as gg
 from gpugrad.training import standardized_digits
 
-from .conftest import device_params, run, synchronize, torch_device, torch_synchronize
+from .conftest import device_params, run, run_interleaved, synchronize, torch_device, torch_synchronize
 
 LR = 0.1
 WORKLOADS = {  # name: (layer sizes, batch, timed rounds, warm-up rounds)
@@ -274,3 +274,14 @@ def test_w4_numpy(benchmark):
 @pytest.mark.parametrize("device", device_params("torch"))
 def test_w4_torch(benchmark, torch, device):
     timed_torch(benchmark, torch, "W4", device)
+
+
+@pytest.mark.benchmark(group=W2_GROUP)
+def test_w2_interleaved(benchmark, torch):
+    """W2's three steps on the CPU in alternating blocks of 100 (about 0.1 s each): the ratios
+    that spells of load on a shared machine cannot tilt (see ``run_interleaved``). W4 is not
+    interleaved: two of its models in one process share the cache, which a step alone never does."""
+    peers = {"gpugrad": gpugrad_setup("W2", "cpu")[0], "numpy": numpy_setup("W2")[0],
+             "torch": torch_setup(torch, "W2")[0]}
+    summary = run_interleaved(benchmark, peers, workload="W2", block=100, cycles=15)
+    assert summary["gpugrad"]["calls"] == summary["torch"]["calls"] > 0
