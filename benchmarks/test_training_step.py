@@ -280,7 +280,8 @@ def test_w4_torch(benchmark, torch, device):
 def test_w2_interleaved(benchmark, torch):
     """W2's three steps on the CPU in alternating blocks of 100 (about 0.1 s each): the ratios
     that spells of load on a shared machine cannot tilt (see ``run_interleaved``). W4 is not
-    interleaved: two of its models in one process share the cache, which a step alone never does."""
+    interleaved: with both of its models in one process gpugrad's step times 3-6 % slower than
+    in a process of its own (see the README's benchmark section)."""
     peers = {"gpugrad": gpugrad_setup("W2", "cpu")[0], "numpy": numpy_setup("W2")[0],
              "torch": torch_setup(torch, "W2")[0]}
     summary = run_interleaved(benchmark, peers, workload="W2", block=100, cycles=15)
