@@ -281,7 +281,7 @@ def test_w2_interleaved(benchmark, torch):
     """W2's three steps on the CPU in alternating blocks of 100 (about 0.1 s each): the ratios
     that spells of load on a shared machine cannot tilt (see ``run_interleaved``). W4 is not
     interleaved: with both of its models in one process gpugrad's step times 3-6 % slower than
-    in a process of its own (see the README's benchmark section)."""
+    the hand-written one, against about 2 % in separate processes (see the README's benchmarks)."""
     peers = {"gpugrad": gpugrad_setup("W2", "cpu")[0], "numpy": numpy_setup("W2")[0],
              "torch": torch_setup(torch, "W2")[0]}
     summary = run_interleaved(benchmark, peers, workload="W2", block=100, cycles=15)
