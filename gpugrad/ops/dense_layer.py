@@ -24,6 +24,11 @@ _ATTRS = {name: {"activation": name} for name in FUSED_ACTIVATIONS}  # shared: r
 
 
 def _check(x, kernel, bias, activation):
+    xd, kd = x._data, kernel._data
+    if (kd.ndim == 2 and xd.ndim and xd.shape[-1] == kd.shape[0] and xd.dtype.kind == kd.dtype.kind == "f"
+            and (bias is None or (bias._data.shape == kd.shape[1:] and bias._data.dtype.kind == "f"))
+            and (activation is None or activation in _ATTRS)):
+        return  # the usual case in one test; anything else finds its error below
     if activation is not None and activation not in _ATTRS:
         raise ValueError(f"op 'Dense' fuses the activations {list(FUSED_ACTIVATIONS)} or None, "
                          f"not {activation!r}; apply others after it")
@@ -99,5 +104,5 @@ def _dense_grad(op, dy):
         else:  # every leading axis is a row
             gk = matmul(reshape(x, (-1, x.shape[-1])), reshape(dy, (-1, dy.shape[-1])), transpose_a=True)
     if len(needs) == 3 and needs[2]:
-        gb = dy if dy.ndim == 1 else sum(dy, axis=tuple(range(dy.ndim - 1)))
+        gb = dy if dy.ndim == 1 else sum(dy, axis=0 if dy.ndim == 2 else tuple(range(dy.ndim - 1)))
     return (gx, gk) if len(needs) == 2 else (gx, gk, gb)

@@ -20,6 +20,8 @@ __all__ = ['matmul', 'tensordot', 'einsum']
 # ---------------------------------------------------------------- matmul
 
 _NO_TRANSPOSE = {"transpose_a": False, "transpose_b": False}
+_TRANSPOSE_FLAGS = {(ta, tb): {"transpose_a": ta, "transpose_b": tb}  # shared: records never change attrs
+                    for ta in (False, True) for tb in (False, True)}
 
 
 def _matmul_error(a, b, transpose_a, transpose_b, why):
@@ -65,8 +67,7 @@ def matmul(a, b, transpose_a=False, transpose_b=False):
         why = f"contracted dimensions {k_a} and {k_b} differ" if k_a != k_b \
             else f"batch dimensions {ad.shape[:-2]} and {bd.shape[:-2]} do not broadcast"
         raise _matmul_error(a, b, transpose_a, transpose_b, why) from None
-    attrs = {"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b)} \
-        if transpose_a or transpose_b else None
+    attrs = _TRANSPOSE_FLAGS[bool(transpose_a), bool(transpose_b)] if transpose_a or transpose_b else None
     return emit("MatMul", out, a._device, (a, b), attrs)
 
 

@@ -48,9 +48,10 @@ def kept_shape(shape, axes):
 
 def expand_to(dy, x_shape, axes):
     """``dy`` of a reduction over ``axes`` broadcast back to ``x_shape``."""
-    kept = kept_shape(x_shape, axes)
-    if dy.shape != kept:
-        dy = reshape(dy, kept)
+    if dy._data.ndim:  # a 0-d dy (of a reduction over every axis) broadcasts as it is
+        kept = kept_shape(x_shape, axes)
+        if dy._data.shape != kept:
+            dy = reshape(dy, kept)
     return broadcast_to(dy, x_shape)
 
 
