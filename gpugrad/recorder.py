@@ -88,28 +88,29 @@ def emit_many(op_type, datas, device, inputs, attrs=None):
 
 
 def record(outputs, inputs, op_type, attrs, backward_fn):
-    """Record one op on every active tape that watches one of ``inputs``."""
+    """Record one op on every active tape that watches one of ``inputs``.
+
+    A tape that watches accessed variables starts watching the trainable ones
+    among ``inputs``; the record keeps each variable's version (None for other
+    tensors), so the sweep can tell when one was assigned since.
+    """
+    variables = [t for t in inputs if t.__class__ is not Tensor and isinstance(t, Variable)]
+    versions = tuple([getattr(t, "_version", None) for t in inputs]) if variables else None
     rec = None
     for tape in active_tapes:
         watched = tape._watched
-        followed = False
+        if variables and tape._watch_accessed:
+            for v in variables:
+                if v.trainable and id(v) not in watched:
+                    tape._watch_one(v)
         for t in inputs:
-            if t.__class__ is not Tensor and tape._watch_accessed and isinstance(t, Variable) \
-                    and t.trainable and id(t) not in watched:
-                tape._watch_one(t)
             if id(t) in watched:
-                followed = True
-        if not followed:
-            continue
+                break
+        else:
+            continue  # this tape follows none of the inputs
         if rec is None:
-            has_variable = any(isinstance(t, Variable) for t in inputs)
-            rec = (op_type, inputs, outputs, attrs, backward_fn, _versions(inputs) if has_variable else None)
+            rec = (op_type, inputs, outputs, attrs, backward_fn, versions)
         tape._ops.append(rec)
         for o in outputs:
             watched[id(o)] = None
     return rec
-
-
-def _versions(inputs):
-    """The versions of the variables among ``inputs`` (None for other tensors)."""
-    return tuple([getattr(t, "_version", None) for t in inputs])
