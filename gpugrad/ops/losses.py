@@ -8,6 +8,8 @@ one pass, from the probabilities the forward pass already computed. Those are
 recorded as a ``Softmax`` of the logits, so an outer tape can differentiate the
 gradient again.
 """
+import builtins
+
 import numpy as np
 
 from ..backend import CPU
@@ -18,7 +20,7 @@ from .activations import sigmoid
 from .arithmetic import multiply, subtract
 from .base import SPLIT_MIN_COSTLY, binary, emit, same_device, split_ufunc, unary
 from .math import exp, square
-from .reductions import mean, normalize_axis, sum
+from .reductions import mean, mean_data, normalize_axis, sum, sum_data
 from .shape import reshape
 
 __all__ = ['softmax', 'log_softmax', 'softmax_cross_entropy', 'softmax_cross_entropy_grad',
@@ -170,13 +172,23 @@ def softmax_cross_entropy(logits, labels, reduction="mean"):
     flat_index = labels._data.reshape(-1) + xp.arange(0, rows * classes, classes or 1)  # no classes: no rows
     picked = shifted.reshape(-1)[flat_index].reshape(labels.shape)
     probs = emit("Softmax", e / total, dev, (logits,), {"axes": (logits.ndim - 1,)})
-    losses = emit("SoftmaxCrossEntropy", xp.log(total[..., 0]) - picked, dev, (logits, labels, probs))
-    return _reduce(losses, reduction)
+    losses = xp.log(total[..., 0]) - picked
+    if reduction != "none":  # reduced here, as gg.mean and gg.sum would: a Mean or Sum op after it costs a
+        # record and two gradient ops
+        reduce_data = mean_data if reduction == "mean" else sum_data
+        losses = reduce_data(losses, dev, tuple(range(losses.ndim)))
+    return emit("SoftmaxCrossEntropy", losses, dev, (logits, labels, probs), _REDUCED.get(reduction))
+
+
+_REDUCED = {"mean": {"reduction": "mean"}, "sum": {"reduction": "sum"}}  # shared: records never change attrs
 
 
 @RegisterGradient("SoftmaxCrossEntropy")
 def _softmax_cross_entropy_grad(op, dy):
+    # per example: (probs - onehot) * dy; a mean spreads dy / rows over the examples, a sum dy itself
     _, labels, probs = op.inputs
+    if op.attrs is not None and op.attrs["reduction"] == "mean":
+        dy = dy / builtins.max(labels.size, 1)
     return softmax_cross_entropy_grad(probs, labels, dy), None, None
 
 
@@ -191,7 +203,8 @@ def softmax_cross_entropy_grad(probs, labels, dy):
     """Fused gradient of softmax_cross_entropy: ``(probs - onehot(labels)) * dy[..., None]``.
 
     ``probs`` (..., C) are the softmax probabilities, ``labels`` int64 (...),
-    ``dy`` (...) the upstream gradient of each example's loss.
+    ``dy`` (...) the upstream gradient of each example's loss, or one 0-d
+    gradient shared by every example (of a mean or sum of the losses).
 
     Example:
         >>> import gpugrad as gg
@@ -204,8 +217,9 @@ def softmax_cross_entropy_grad(probs, labels, dy):
         data = _softmax_cross_entropy_grad_cpu(probs._data, labels._data, dy._data)
     else:  # the kernel reads probs by flat index and labels, dy by row
         xp = dev.xp
+        rows_dy = xp.broadcast_to(dy._data, labels.shape) if dy._data.ndim == 0 else dy._data
         data = dev.backend.fused("softmax_cross_entropy_grad", xp.ascontiguousarray(probs._data),
-                                 xp.ascontiguousarray(labels._data), xp.ascontiguousarray(dy._data),
+                                 xp.ascontiguousarray(labels._data), xp.ascontiguousarray(rows_dy),
                                  C=probs.shape[-1])
     return emit("SoftmaxCrossEntropyGrad", data, dev, (probs, labels, dy))
 

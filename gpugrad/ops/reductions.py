@@ -65,11 +65,25 @@ def sum(x, axis=None, keepdims=False):  # noqa: A001 - NumPy's name
     """
     x = unary(x)
     axes = normalize_axis(axis, x.ndim)
-    if x._device is CPU and x._data.dtype.kind == "f":
-        out = np.add.reduce(x._data, axis=axes, keepdims=keepdims)  # skips ndarray.sum's Python wrapper
-    else:
-        out = x._data.sum(axis=axes, keepdims=keepdims)
-    return emit("Sum", out, x._device, (x,), {"axes": axes})
+    return emit("Sum", sum_data(x._data, x._device, axes, keepdims), x._device, (x,), {"axes": axes})
+
+
+def sum_data(d, device, axes, keepdims=False):
+    """The array ``sum`` computes: array ``d`` on ``device`` summed over ``axes`` (a tuple)."""
+    if device is CPU and d.dtype.kind == "f":
+        return np.add.reduce(d, axis=axes, keepdims=keepdims)  # skips ndarray.sum's Python wrapper
+    return d.sum(axis=axes, keepdims=keepdims)
+
+
+def mean_data(d, device, axes, keepdims=False):
+    """The array ``mean`` computes: array ``d`` on ``device`` averaged over ``axes`` (a tuple)."""
+    if device is CPU and (d.dtype == np.float32 or d.dtype == np.float64):
+        # ndarray.mean's own steps without its Python wrapper: the sum, then one division by the count
+        return np.true_divide(np.add.reduce(d, axis=axes, keepdims=keepdims), group_size(d.shape, axes))
+    out = d.mean(axis=axes, keepdims=keepdims)
+    if out.dtype != d.dtype and d.dtype.kind == "f":
+        out = out.astype(d.dtype)  # NOTE: not astype(copy=False) on a NumPy scalar: it leaks ~55 B a call
+    return out
 
 
 @RegisterGradient("Sum")
@@ -87,15 +101,7 @@ def mean(x, axis=None, keepdims=False):
     """
     x = unary(x)
     axes = normalize_axis(axis, x.ndim)
-    d = x._data
-    if x._device is CPU and (d.dtype == np.float32 or d.dtype == np.float64):
-        # ndarray.mean's own steps without its Python wrapper: the sum, then one division by the count
-        return emit("Mean", np.true_divide(np.add.reduce(d, axis=axes, keepdims=keepdims), group_size(d.shape, axes)),
-                    x._device, (x,), {"axes": axes})
-    out = d.mean(axis=axes, keepdims=keepdims)
-    if out.dtype != x._data.dtype and x._data.dtype.kind == "f":
-        out = out.astype(x._data.dtype)  # NOTE: not astype(copy=False) on a NumPy scalar: it leaks ~55 B a call
-    return emit("Mean", out, x._device, (x,), {"axes": axes})
+    return emit("Mean", mean_data(x._data, x._device, axes, keepdims), x._device, (x,), {"axes": axes})
 
 
 @RegisterGradient("Mean")

@@ -19,10 +19,11 @@ def sce_grad(labels):
     return lambda probs, dy: ops.softmax_cross_entropy_grad(probs, gg.tensor(labels, device=probs.device), dy)
 
 
-def probs_and_dy(shape):
+def probs_and_dy(shape, dy_shape=None):
+    """Probabilities of ``shape`` and an upstream gradient per example (or of ``dy_shape``)."""
     def draw(rng):
         p = rng.uniform(0.1, 1.0, size=shape)
-        return [p / p.sum(axis=-1, keepdims=True), rng.uniform(-1, 1, size=shape[:-1])]
+        return [p / p.sum(axis=-1, keepdims=True), rng.uniform(-1, 1, size=shape[:-1] if dy_shape is None else dy_shape)]
     return draw
 
 
@@ -45,6 +46,8 @@ SPECS = [
     OpSpec("SoftmaxCrossEntropyGrad", sce_grad(LABELS), [(4, 5), (4,)], draw=probs_and_dy((4, 5))),
     OpSpec("SoftmaxCrossEntropyGrad", sce_grad(LABELS_3D), [(2, 3, 4), (2, 3)], draw=probs_and_dy((2, 3, 4)),
            label="3d"),
+    OpSpec("SoftmaxCrossEntropyGrad", sce_grad(LABELS), [(4, 5), ()], draw=probs_and_dy((4, 5), ()),
+           label="shared_dy"),  # one dy for every example: the gradient of the mean or sum loss
     OpSpec("SigmoidCrossEntropy", gg.sigmoid_cross_entropy, [(3, 4), (3, 4)], draw=logits_and_targets((3, 4))),
     OpSpec("SigmoidCrossEntropy", lambda x, z: gg.sigmoid_cross_entropy(x, z, reduction="none"),
            [(3, 4), (3, 4)], draw=logits_and_targets((3, 4)), label="none"),
