@@ -74,8 +74,9 @@ def ones_like(x):
         >>> gg.ones_like(gg.tensor([1.0, 2.0])).numpy().tolist()
         [1.0, 1.0]
     """
-    d = x._data
-    return Tensor._wrap(x._device.xp.ones(d.shape, d.dtype), x._device)  # ones_like adds a Python wrapper
+    d, xp = x._data, x._device.xp
+    # ones_like and ones are Python wrappers; a 0-d one (a loss's seed gradient) is made directly
+    return Tensor._wrap(xp.asarray(1, d.dtype) if d.ndim == 0 else xp.ones(d.shape, d.dtype), x._device)
 
 
 TENSOR_METHODS = {}

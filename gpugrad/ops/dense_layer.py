@@ -97,12 +97,12 @@ def _dense_grad(op, dy):
     gx = matmul(dy, kernel, transpose_b=True) if needs[0] else None
     gk = gb = None
     if needs[1]:
-        if x.ndim == 1:  # an outer product
+        if x._data.ndim == 1:  # an outer product
             gk = matmul(reshape(x, (x.shape[0], 1)), reshape(dy, (1, dy.shape[0])))
-        elif x.ndim == 2:
+        elif x._data.ndim == 2:
             gk = matmul(x, dy, transpose_a=True)
         else:  # every leading axis is a row
             gk = matmul(reshape(x, (-1, x.shape[-1])), reshape(dy, (-1, dy.shape[-1])), transpose_a=True)
     if len(needs) == 3 and needs[2]:
-        gb = dy if dy.ndim == 1 else sum(dy, axis=0 if dy.ndim == 2 else tuple(range(dy.ndim - 1)))
+        gb = dy if dy._data.ndim == 1 else sum(dy, axis=0 if dy._data.ndim == 2 else tuple(range(dy._data.ndim - 1)))
     return (gx, gk) if len(needs) == 2 else (gx, gk, gb)

@@ -30,6 +30,16 @@ _REDUCTIONS = ("mean", "sum", "none")
 
 
 
+def _row_max(device, a, axes):
+    """max of array ``a`` over ``axes``, dims kept (on the CPU the ufunc's reduce: no Python wrapper)."""
+    return np.maximum.reduce(a, axis=axes, keepdims=True) if device is CPU else a.max(axis=axes, keepdims=True)
+
+
+def _row_sum(device, a, axes):
+    """sum of array ``a`` over ``axes``, dims kept (on the CPU the ufunc's reduce: no Python wrapper)."""
+    return np.add.reduce(a, axis=axes, keepdims=True) if device is CPU else a.sum(axis=axes, keepdims=True)
+
+
 def _exp(device, a):
     """exp of array ``a`` on ``device``; on the CPU split across threads when large."""
     return split_ufunc(np.exp, a) if device is CPU and a.size >= SPLIT_MIN_COSTLY else device.xp.exp(a)
@@ -66,11 +76,11 @@ def softmax(x, axis=-1):
     axes = _axes(x, axis, "Softmax")
     xp = x._device.xp
     try:
-        shift = x._data.max(axis=axes, keepdims=True)
+        shift = _row_max(x._device, x._data, axes)
     except ValueError:  # an empty axis has no max; the result is empty anyway
         shift = x._data.dtype.type(0)
     e = _exp(x._device, x._data - shift)
-    return emit("Softmax", e / e.sum(axis=axes, keepdims=True), x._device, (x,), {"axes": axes})
+    return emit("Softmax", e / _row_sum(x._device, e, axes), x._device, (x,), {"axes": axes})
 
 
 @RegisterGradient("Softmax")
@@ -92,10 +102,10 @@ def log_softmax(x, axis=-1):
     axes = _axes(x, axis, "LogSoftmax")
     xp = x._device.xp
     try:
-        shifted = x._data - x._data.max(axis=axes, keepdims=True)
+        shifted = x._data - _row_max(x._device, x._data, axes)
     except ValueError:  # an empty axis has no max; the result is empty anyway
         shifted = x._data.copy()
-    out = shifted - xp.log(_exp(x._device, shifted).sum(axis=axes, keepdims=True))
+    out = shifted - xp.log(_row_sum(x._device, _exp(x._device, shifted), axes))
     return emit("LogSoftmax", out, x._device, (x,), {"axes": axes})
 
 
@@ -162,11 +172,11 @@ def softmax_cross_entropy(logits, labels, reduction="mean"):
     xp = dev.xp
     classes = logits.shape[-1]
     try:
-        shifted = logits._data - logits._data.max(axis=-1, keepdims=True)
+        shifted = logits._data - _row_max(dev, logits._data, -1)
     except ValueError:  # no classes (and so no rows: labels were checked): nothing to shift
         shifted = logits._data.copy()
     e = _exp(dev, shifted)
-    total = e.sum(axis=-1, keepdims=True)
+    total = _row_sum(dev, e, -1)
     # loss = log(sum(exp(shifted))) - shifted[label], the label's entry found by flat index
     rows = labels._data.size
     flat_index = labels._data.reshape(-1) + xp.arange(0, rows * classes, classes or 1)  # no classes: no rows
