@@ -183,8 +183,8 @@ def softmax_cross_entropy(logits, labels, reduction="mean"):
     picked = shifted.reshape(-1)[flat_index].reshape(labels.shape)
     probs = emit("Softmax", e / total, dev, (logits,), {"axes": (logits.ndim - 1,)})
     losses = xp.log(total[..., 0]) - picked
-    if reduction != "none":  # reduced here, as gg.mean and gg.sum would: a Mean or Sum op after it costs a
-        # record and two gradient ops
+    # reduced here to the bit as gg.mean and gg.sum reduce: their op would cost a record and two gradient ops
+    if reduction != "none":
         reduce_data = mean_data if reduction == "mean" else sum_data
         losses = reduce_data(losses, dev, tuple(range(losses.ndim)))
     return emit("SoftmaxCrossEntropy", losses, dev, (logits, labels, probs), _REDUCED.get(reduction))
