@@ -164,6 +164,8 @@ def cmd_bench(args):
                  f"(wall time of the pytest run)")
     lines = [title] + ([] if args.load else [f"suite: {suite_dir()}"]) + report.header_lines(results)
     lines += [""] + report.table_lines(results, old)
+    interleaved = report.interleaved_lines(results)
+    lines += [""] + interleaved if interleaved else []
     lines += [""] + report.legend_lines(results, args.compare)
     print("\n".join(lines))
     if args.json and args.load:

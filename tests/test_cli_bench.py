@@ -106,6 +106,22 @@ def test_load_shows_the_saved_table(quick_run, capsys):
     assert table_rows(out) == table_rows(proc.stdout)
 
 
+def test_load_shows_the_interleaved_ratios_under_the_table(tmp_path, capsys):
+    """A run_interleaved result is no table cell: its ratios get lines of their own, as speedups."""
+    stats = {"median": 0.01, "iqr": 0.001, "rounds": 5, "min": 0.009}
+    report = {"benchmarks": [
+        {"extra_info": {"workload": "W1", "label": "W1 tape", "impl": "gpugrad", "device": "cpu"}, "stats": stats},
+        {"extra_info": {"interleaved_workload": "W1", "block": 20, "interleaved": {
+            "gpugrad": {"median": 0.004, "min": 0.003}, "torch": {"median": 0.010, "min": 0.008}}},
+         "stats": stats}]}
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(report))
+    assert main(["bench", "--load", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "interleaved (peers in alternating blocks of calls, medians):\nW1  gg/torch 2.50x" in out
+    assert "W1 tape" in out
+
+
 def test_compare_shows_each_medians_change(quick_run, tmp_path, capsys):
     _, path = quick_run
     old = json.loads(path.read_text())

@@ -188,6 +188,31 @@ def table_lines(report, old=None):
     return lines
 
 
+def interleaved_lines(report):
+    """The ratios of the interleaved benchmarks (peers timed in alternating blocks), as the table's speedups.
+
+    The table's peers are timed one after another; these ratios are what a
+    machine whose speed changes from second to second cannot tilt. Nothing
+    when the report has none.
+
+    Example:
+        >>> report = {"benchmarks": [{"extra_info": {"interleaved_workload": "W1", "block": 20, "interleaved": {
+        ...     "gpugrad": {"median": 0.006}, "torch": {"median": 0.012}, "numpy": {"median": 0.002}}}}]}
+        >>> interleaved_lines(report)
+        ['interleaved (peers in alternating blocks of calls, medians):', 'W1  gg/numpy 0.33x  gg/torch 2.00x']
+    """
+    lines = []
+    for bench in report.get("benchmarks", []):
+        info = bench.get("extra_info", {})
+        timed = info.get("interleaved") or {}
+        mine = timed.get(GPUGRAD, {}).get("median")
+        if "interleaved_workload" not in info or not mine:
+            continue
+        ratios = [f"gg/{peer} {timed[peer]['median'] / mine:.2f}x" for peer in sorted(timed) if peer != GPUGRAD]
+        lines.append(f"{info['interleaved_workload']}  " + "  ".join(ratios))
+    return ["interleaved (peers in alternating blocks of calls, medians):"] + lines if lines else []
+
+
 def legend_lines(report, old_name=None):
     """What the cells and the speedup columns mean, for the lines under the table.
 
