@@ -172,8 +172,7 @@ def run_interleaved(benchmark, peers, *, workload, block, cycles, ops=None):
     few milliseconds, alternating for ``cycles`` rounds, show every peer the
     same spells. pytest-benchmark times each cycle (one block of each peer);
     ``extra_info["interleaved"]`` holds each peer's median and minimum seconds
-    per call (and microseconds per op with ``ops``), and ``extra_info["ratios"]``
-    gpugrad's median over each other peer's, with the ratio of the minimums.
+    per call (and microseconds per op with ``ops``); ``ratios.py`` and ``gpugrad bench`` divide them.
     """
     times = {name: [] for name in peers}
 
@@ -198,10 +197,7 @@ def run_interleaved(benchmark, peers, *, workload, block, cycles, ops=None):
         if ops:
             entry["us_per_op"] = entry["median"] / ops * 1e6
         summary[name] = entry
-    mine = summary["gpugrad"]
     benchmark.extra_info["interleaved"] = summary
-    benchmark.extra_info["ratios"] = {f"gpugrad/{name}": [mine["median"] / s["median"], mine["min"] / s["min"]]
-                                      for name, s in summary.items() if name != "gpugrad"}
     return summary
 
 

@@ -69,16 +69,19 @@ def interleaved_lines(found):
     """The ratios of the interleaved benchmarks (``run_interleaved``): medians, minimums in brackets.
 
     Example:
-        >>> found = {("W1", "interleaved", "cpu"): (0.1, 0.1, {"interleaved_workload": "W1",
-        ...          "ratios": {"gpugrad/torch": [0.5, 0.6]}})}
+        >>> found = {("W1", "interleaved", "cpu"): (0.1, 0.1, {"interleaved_workload": "W1", "interleaved": {
+        ...          "gpugrad": {"median": 1.0, "min": 0.6}, "torch": {"median": 2.0, "min": 1.0}}})}
         >>> interleaved_lines(found)
         ['W1  interleaved gpugrad(cpu)/torch = 0.50 (min 0.60)']
     """
     lines = []
     for (workload, impl, device), (_, _, info) in sorted(found.items()):
-        if impl == "interleaved":
-            for name, (median, low) in info.get("ratios", {}).items():
-                lines.append(f"{workload}  interleaved gpugrad({device})/{name.split('/')[1]} = {median:.2f} (min {low:.2f})")
+        timed = info.get("interleaved", {}) if impl == "interleaved" else {}
+        mine = timed.get("gpugrad")
+        for name, peer in sorted(timed.items()):
+            if mine and name != "gpugrad":
+                lines.append(f"{workload}  interleaved gpugrad({device})/{name} = {mine['median'] / peer['median']:.2f} "
+                             f"(min {mine['min'] / peer['min']:.2f})")
     return lines
 
 

@@ -15,10 +15,7 @@ _CONTAINERS = (list, tuple, dict)
 def flatten(structure):
     """The leaves of ``structure`` in a fixed order (dicts by sorted key)."""
     if isinstance(structure, (list, tuple)):
-        for item in structure:
-            if isinstance(item, _CONTAINERS):
-                break
-        else:  # a flat list or tuple (the usual var_list): its items are the leaves
+        if _flat(structure):  # the usual var_list: its items are the leaves
             return list(structure)
         return [leaf for item in structure for leaf in flatten(item)]
     if isinstance(structure, dict):
@@ -26,9 +23,17 @@ def flatten(structure):
     return [structure]
 
 
+def _flat(items):
+    """Whether no item of list or tuple ``items`` is itself a list, tuple or dict."""
+    for item in items:
+        if isinstance(item, _CONTAINERS):
+            return False
+    return True
+
+
 def pack_like(structure, leaves):
     """``structure`` with its leaves replaced, in :func:`flatten` order, by ``leaves``."""
-    if structure.__class__ is list and not any(isinstance(item, _CONTAINERS) for item in structure):
+    if structure.__class__ is list and _flat(structure):
         return list(leaves)  # a flat list: the leaves in its order
     return _build(structure, iter(leaves))
 

@@ -269,11 +269,6 @@ def _backward(records, seeds, source_ids, release=False, reached=None):
             dy = peek(key) if key in source_ids else take(key, None)
             if dy is None:
                 continue
-            # dy's buffer may take the rule's result when nothing else can see it: this loop holds
-            # the only reference (dy; getrefcount adds one) and no outer tape records.
-            if (dy._data.size >= donate_min and not active_tapes and key not in source_ids
-                    and getrefcount(dy) == 2 and getrefcount(dy._data) == 2 and dy._data.base is None):
-                donated[0] = dy._data
             out_grads = None  # one output: its rule is called with dy alone
         else:
             out_grads = tuple([peek(id(o)) if id(o) in source_ids else take(id(o), None) for o in outputs])
@@ -290,13 +285,20 @@ def _backward(records, seeds, source_ids, release=False, reached=None):
             op.type, op.inputs, op.attrs = op_type, inputs, attrs
             op.outputs = outputs if op_type in reading_outputs else None
             rec = outputs = None
-            in_grads = rule(op, dy) if out_grads is None else rule(op, *out_grads)
+            if out_grads is None:
+                # dy's buffer may take the rule's result when nothing else can see it: this loop holds
+                # the only reference (dy; getrefcount adds one) and no outer tape records.
+                if (dy._data.size >= donate_min and not active_tapes and key not in source_ids
+                        and getrefcount(dy) == 2 and getrefcount(dy._data) == 2 and dy._data.base is None):
+                    donated[0] = dy._data
+                in_grads = rule(op, dy)
+                donated[0] = None
+            else:
+                in_grads = rule(op, *out_grads)
         else:
-            donated[0] = None
             in_grads = backward_fn(dy) if out_grads is None else backward_fn(*out_grads)
             if in_grads is None or isinstance(in_grads, Tensor):
                 in_grads = (in_grads,)
-        donated[0] = None
         if len(in_grads) != len(inputs):
             raise GradientError(
                 f"the gradient of op {op_type!r} returned {len(in_grads)} gradients for "

@@ -9,8 +9,8 @@ import numpy as np
 from ..registry import RegisterGradient
 from .arithmetic import multiply, where
 from ..tensor import Tensor
-from .base import (CPU, ONE, SPLIT_MIN_CHEAP, SPLIT_MIN_COSTLY, ZERO, emit, hot_grad, select, split_formula,
-                   split_ufunc, unary, writes_out)
+from .base import (CPU, ONE, SPLIT_MIN_CHEAP, SPLIT_MIN_COSTLY, ZERO, elementwise, emit, hot_grad, select,
+                   split_formula, split_ufunc, unary, writes_out)
 
 __all__ = ['tanh', 'tanh_grad', 'sigmoid', 'sigmoid_grad', 'relu', 'relu_grad', 'leaky_relu', 'leaky_relu_grad', 'elu', 'elu_grad', 'softplus', 'softplus_grad']
 
@@ -29,8 +29,7 @@ def tanh(x):
     """
     if x.__class__ is not Tensor:
         x = unary(x)
-    d = x._data
-    data = split_ufunc(np.tanh, d) if d.size >= SPLIT_MIN_COSTLY and x._device is CPU else x._device.xp.tanh(d)
+    data = elementwise(np.tanh, x._data, x._device)
     return emit("Tanh", data, x._device, (x,))
 
 

@@ -112,6 +112,20 @@ def binary(x, y, op_type):
     return x, y
 
 
+def elementwise(ufunc, data, device, split_min=SPLIT_MIN_COSTLY):
+    """``ufunc(data)`` for NumPy ufunc ``ufunc`` on ``device``: on the CPU split across threads
+    from ``split_min`` elements, on a GPU the array module's function of the same name.
+
+    Example:
+        >>> import numpy as np
+        >>> elementwise(np.exp, np.zeros(2), CPU).tolist()
+        [1.0, 1.0]
+    """
+    if device is CPU:
+        return ufunc(data) if data.size < split_min else split_ufunc(ufunc, data)
+    return getattr(device.xp, ufunc.__name__)(data)
+
+
 def unaliased(x, data):
     """``data``, or a copy of it when it is a view of variable ``x``.
 

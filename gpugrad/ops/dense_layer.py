@@ -104,5 +104,5 @@ def _dense_grad(op, dy):
         else:  # every leading axis is a row
             gk = matmul(reshape(x, (-1, x.shape[-1])), reshape(dy, (-1, dy.shape[-1])), transpose_a=True)
     if len(needs) == 3 and needs[2]:
-        gb = dy if dy._data.ndim == 1 else sum(dy, axis=0 if dy._data.ndim == 2 else tuple(range(dy._data.ndim - 1)))
+        gb = dy if dy._data.ndim == 1 else sum(dy, axis=tuple(range(dy._data.ndim - 1)))
     return (gx, gk) if len(needs) == 2 else (gx, gk, gb)

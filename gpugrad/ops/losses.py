@@ -18,7 +18,7 @@ from ..registry import RegisterGradient
 from ..tensor import Tensor, as_tensor
 from .activations import sigmoid
 from .arithmetic import multiply, subtract
-from .base import SPLIT_MIN_COSTLY, binary, emit, same_device, split_ufunc, unary
+from .base import binary, elementwise, emit, same_device, unary
 from .math import exp, square
 from .reductions import mean, mean_data, normalize_axis, sum, sum_data
 from .shape import reshape
@@ -40,9 +40,6 @@ def _row_sum(device, a, axes):
     return np.add.reduce(a, axis=axes, keepdims=True) if device is CPU else a.sum(axis=axes, keepdims=True)
 
 
-def _exp(device, a):
-    """exp of array ``a`` on ``device``; on the CPU split across threads when large."""
-    return split_ufunc(np.exp, a) if device is CPU and a.size >= SPLIT_MIN_COSTLY else device.xp.exp(a)
 
 def _check_reduction(reduction, op_name):
     if reduction not in _REDUCTIONS:
@@ -79,7 +76,7 @@ def softmax(x, axis=-1):
         shift = _row_max(x._device, x._data, axes)
     except ValueError:  # an empty axis has no max; the result is empty anyway
         shift = x._data.dtype.type(0)
-    e = _exp(x._device, x._data - shift)
+    e = elementwise(np.exp, x._data - shift, x._device)
     return emit("Softmax", e / _row_sum(x._device, e, axes), x._device, (x,), {"axes": axes})
 
 
@@ -105,7 +102,7 @@ def log_softmax(x, axis=-1):
         shifted = x._data - _row_max(x._device, x._data, axes)
     except ValueError:  # an empty axis has no max; the result is empty anyway
         shifted = x._data.copy()
-    out = shifted - xp.log(_row_sum(x._device, _exp(x._device, shifted), axes))
+    out = shifted - xp.log(_row_sum(x._device, elementwise(np.exp, shifted, x._device), axes))
     return emit("LogSoftmax", out, x._device, (x,), {"axes": axes})
 
 
@@ -175,7 +172,7 @@ def softmax_cross_entropy(logits, labels, reduction="mean"):
         shifted = logits._data - _row_max(dev, logits._data, -1)
     except ValueError:  # no classes (and so no rows: labels were checked): nothing to shift
         shifted = logits._data.copy()
-    e = _exp(dev, shifted)
+    e = elementwise(np.exp, shifted, dev)
     total = _row_sum(dev, e, -1)
     # loss = log(sum(exp(shifted))) - shifted[label], the label's entry found by flat index
     rows = labels._data.size

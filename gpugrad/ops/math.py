@@ -9,8 +9,8 @@ import numpy as np
 
 from ..registry import RegisterGradient
 from .arithmetic import multiply, negative
-from .base import (CPU, SPLIT_MIN_CHEAP, SPLIT_MIN_COSTLY, emit, host_scalar, hot_grad, scalar_of_broadcast,
-                   split_ufunc, unary, writes_out)
+from .base import (SPLIT_MIN_CHEAP, elementwise, emit, host_scalar, hot_grad, scalar_of_broadcast, unary,
+                   writes_out)
 
 __all__ = ['square', 'square_grad', 'sqrt', 'sqrt_grad', 'rsqrt', 'rsqrt_grad', 'reciprocal', 'reciprocal_grad', 'exp', 'exp_grad', 'log', 'log_grad', 'expm1', 'log1p', 'sin', 'cos']
 
@@ -28,8 +28,7 @@ def square(x):
         [9.0]
     """
     x = unary(x)
-    d = x._data
-    data = split_ufunc(np.square, d) if d.size >= SPLIT_MIN_CHEAP and x._device is CPU else x._device.xp.square(d)
+    data = elementwise(np.square, x._data, x._device, SPLIT_MIN_CHEAP)
     return emit("Square", data, x._device, (x,))
 
 
@@ -75,8 +74,7 @@ def sqrt(x):
         [2.0]
     """
     x = unary(x)
-    d = x._data
-    data = split_ufunc(np.sqrt, d) if d.size >= SPLIT_MIN_COSTLY and x._device is CPU else x._device.xp.sqrt(d)
+    data = elementwise(np.sqrt, x._data, x._device)
     return emit("Sqrt", data, x._device, (x,))
 
 
@@ -201,8 +199,7 @@ def exp(x):
         [1.0]
     """
     x = unary(x)
-    d = x._data
-    data = split_ufunc(np.exp, d) if d.size >= SPLIT_MIN_COSTLY and x._device is CPU else x._device.xp.exp(d)
+    data = elementwise(np.exp, x._data, x._device)
     return emit("Exp", data, x._device, (x,))
 
 
@@ -242,8 +239,7 @@ def log(x):
         [0.0]
     """
     x = unary(x)
-    d = x._data
-    data = split_ufunc(np.log, d) if d.size >= SPLIT_MIN_COSTLY and x._device is CPU else x._device.xp.log(d)
+    data = elementwise(np.log, x._data, x._device)
     return emit("Log", data, x._device, (x,))
 
 
@@ -284,8 +280,7 @@ def expm1(x):
         [0.0]
     """
     x = unary(x)
-    d = x._data
-    data = split_ufunc(np.expm1, d) if d.size >= SPLIT_MIN_COSTLY and x._device is CPU else x._device.xp.expm1(d)
+    data = elementwise(np.expm1, x._data, x._device)
     return emit("Expm1", data, x._device, (x,))
 
 
@@ -303,8 +298,7 @@ def log1p(x):
         [0.0]
     """
     x = unary(x)
-    d = x._data
-    data = split_ufunc(np.log1p, d) if d.size >= SPLIT_MIN_COSTLY and x._device is CPU else x._device.xp.log1p(d)
+    data = elementwise(np.log1p, x._data, x._device)
     return emit("Log1p", data, x._device, (x,))
 
 

@@ -33,12 +33,6 @@ def _in_place(param, *others):
     return (dtype == np.float32 or dtype == np.float64) and all(a.dtype == dtype for a in others)
 
 
-def _sgd_cpu(param, grad, lr, weight_decay):
-    # param -= lr (grad + weight_decay param)
-    g = grad + weight_decay * param if weight_decay else grad
-    param -= lr * g
-
-
 def sgd(device, param, grad, lr, weight_decay=0.0):
     """One plain SGD step of array ``param`` in place: ``param -= lr * (grad + weight_decay * param)``.
 
@@ -52,7 +46,8 @@ def sgd(device, param, grad, lr, weight_decay=0.0):
     """
     # not split across threads: right after a backward pass's matrix products the BLAS threads
     # still spin on the other cores, and two passes over memory gain less than they lose (W4: +3 %)
-    _sgd_cpu(param, grad, lr, weight_decay)
+    g = grad + weight_decay * param if weight_decay else grad
+    param -= lr * g
 
 
 def _sgd_momentum_cpu(param, velocity, grad, lr, momentum, weight_decay, nesterov):
