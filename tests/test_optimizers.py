@@ -182,6 +182,95 @@ def test_cpu_updates_match_the_reference_bit_for_bit(name, options, dtype, size)
         np.testing.assert_array_equal(got, expected)
 
 
+# ---------------------------------------------------------------- minimize's scratch gradients
+
+
+@pytest.mark.parametrize("weight_decay", [0.0, 1e-2])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_sgd_in_the_gradients_buffer_gives_the_same_bits(dtype, weight_decay):
+    """p += (-lr) g, in g's buffer, is p -= lr g to the bit: specials, signed zeros, lr 0 included."""
+    from gpugrad.backend import CPU
+    from gpugrad.optimizers import updates
+    from tests.test_branch_free import data
+
+    with np.errstate(all="ignore"):
+        for lr in (0.1, 0.0, 3.0):
+            p, g = data(np.dtype(dtype).type, 5000, 1), data(np.dtype(dtype).type, 5000, 2)
+            want = p.copy()
+            updates.sgd(CPU, want, g.copy(), lr, weight_decay)
+            got, scratch = p.copy(), g.copy()
+            updates.sgd(CPU, got, scratch, lr, weight_decay, grad_is_scratch=True)
+            np.testing.assert_array_equal(got.view(f"u{got.itemsize}"), want.view(f"u{want.itemsize}"))
+            if lr == 0.1 and not weight_decay:
+                assert not np.array_equal(scratch, g, equal_nan=True)  # the step went through its buffer
+
+
+def _spy_scratch(monkeypatch):
+    from gpugrad.optimizers import updates
+    seen = []
+    real = updates.sgd
+
+    def spy(device, param, grad, lr, weight_decay=0.0, grad_is_scratch=False):
+        seen.append(grad_is_scratch)
+        real(device, param, grad, lr, weight_decay, grad_is_scratch)
+    monkeypatch.setattr(updates, "sgd", spy)
+    return seen
+
+
+def test_minimize_updates_in_its_own_gradients_and_matches_apply_gradients(monkeypatch):
+    from gpugrad.tape import donating
+    seen = _spy_scratch(monkeypatch)
+    rng = np.random.default_rng(0)
+    x = gg.tensor(rng.standard_normal((16, 8)).astype(np.float32))
+    layers = [gg.nn.Dense(8, 32, activation="relu", seed=1), gg.nn.Dense(32, 4, seed=2)]
+    twins = [gg.nn.Dense(8, 32, activation="relu", seed=1), gg.nn.Dense(32, 4, seed=2)]
+    model, twin = gg.nn.Sequential(layers), gg.nn.Sequential(twins)
+    labels = gg.tensor(rng.integers(0, 4, 16))
+    opt, twin_opt = SGD(0.1), SGD(0.1)
+    for _ in range(3):
+        opt.minimize(lambda: gg.softmax_cross_entropy(model(x), labels), model.trainable_variables)
+        twin_opt.apply_gradients(twin_opt.compute_gradients(
+            lambda: gg.softmax_cross_entropy(twin(x), labels), twin.trainable_variables))
+    for a, b in zip(model.trainable_variables, twin.trainable_variables):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    n = len(model.trainable_variables)
+    # minimize: scratch (on CPython < 3.14); apply_gradients: never, the caller holds the gradients
+    assert seen == ([donating] * n + [False] * n) * 3
+
+
+def test_minimize_leaves_gradients_it_shares_or_does_not_own(monkeypatch):
+    seen = _spy_scratch(monkeypatch)
+    a, b = gg.Variable([1.0, 2.0]), gg.Variable([3.0, 4.0])
+    opt = SGD(0.5)
+    opt.minimize(lambda: gg.sum(a + b), [a, b])  # Add hands both the one gradient tensor
+    np.testing.assert_array_equal(a.numpy(), [0.5, 1.5])
+    np.testing.assert_array_equal(b.numpy(), [2.5, 3.5])
+    kept = gg.tensor([1.0, 1.0])
+
+    @gg.custom_gradient
+    def passthrough(v):
+        return v * 1.0, lambda dy: kept  # a gradient the caller holds
+
+    c = gg.Variable([0.0, 0.0])
+    opt.minimize(lambda: gg.sum(passthrough(c)), [c])
+    np.testing.assert_array_equal(kept.numpy(), [1.0, 1.0])
+    np.testing.assert_array_equal(c.numpy(), [-0.5, -0.5])
+    assert seen == [False, False, False]
+    w = gg.Variable([2.0, 2.0])
+    opt.minimize(lambda: gg.sum(w * w), [w])  # one fresh gradient: scratch where refcounts are exact
+    from gpugrad.tape import donating
+    assert seen[-1] is donating
+    np.testing.assert_array_equal(w.numpy(), [0.0, 0.0])
+
+
+def test_minimize_with_clipping_does_not_write_into_gradients(monkeypatch):
+    seen = _spy_scratch(monkeypatch)
+    w = gg.Variable([3.0, 4.0])
+    SGD(1.0, global_clipnorm=100.0).minimize(lambda: gg.sum(w * 1.0), [w])  # the clip returns its input
+    np.testing.assert_array_equal(w.numpy(), [2.0, 3.0])
+    assert seen == [False]
+
+
 # ---------------------------------------------------------------- against PyTorch
 
 

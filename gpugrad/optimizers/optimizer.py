@@ -8,7 +8,10 @@ made with :meth:`Optimizer._zeros` on the variable's device). The base class
 checks the pairs, clips, evaluates the learning rate once per step, bumps
 each variable's version (as ``Variable.assign`` does, so a tape that saved the
 old value refuses to use it) and counts steps in ``iterations``. Updates run
-on raw arrays: they are never recorded on a tape.
+on raw arrays: they are never recorded on a tape. A subclass may also
+implement ``_update_scratch(var, param, grad, lr, state)``, called instead of
+``_update`` when ``grad`` is scratch: an array only ``minimize`` holds, which
+the update may overwrite (it saves a temporary the size of the variable).
 
 Example:
     >>> import gpugrad as gg
@@ -19,10 +22,11 @@ Example:
     (5.0, [0.0, 0.0], 1)
 """
 import math
+from sys import getrefcount
 
 from ..backend import CPU
 from ..errors import DeviceError, DTypeError, ShapeError
-from ..tape import GradientTape
+from ..tape import GradientTape, donating
 from ..tensor import Tensor, Variable, as_tensor
 from .clipping import _check_max_norm, clip_by_global_norm
 
@@ -162,7 +166,7 @@ class Optimizer:
             1.0
         """
         loss, grads_and_vars = self._loss_and_gradients(loss_fn, var_list)
-        self.apply_gradients(grads_and_vars)
+        self._apply(grads_and_vars, scratch=donating)
         return loss
 
     # --- the update ---------------------------------------------------------------------
@@ -181,6 +185,10 @@ class Optimizer:
             >>> w.numpy().tolist()
             [0.8999999761581421, 1.100000023841858]
         """
+        self._apply(grads_and_vars, scratch=False)
+
+    def _apply(self, grads_and_vars, scratch):
+        """apply_gradients; with ``scratch``, a gradient nothing else holds goes to ``_update_scratch``."""
         pairs = []
         seen = False
         for pair in grads_and_vars:
@@ -193,30 +201,35 @@ class Optimizer:
                     and grad._data.shape == var._data.shape and grad._data.dtype == var._data.dtype
                     and var._data.dtype.kind == "f"):
                 grad = self._checked(grad, var)
-            pairs.append((grad, var))
+            # scratch: held by its pair, `grad` and getrefcount alone (not twice in the list, not by the
+            # caller), and its array by it alone, not a view
+            free = (scratch and getrefcount(grad) == 3 and getrefcount(grad._data) == 2
+                    and grad._data.base is None)
+            pairs.append((grad, var, free))
         if not pairs:
             if seen:
                 raise ValueError(f"{self.name}: no gradient for any variable (every gradient is None); "
                                  f"does the loss depend on the variables?")
             return
-        if self.global_clipnorm is not None:
-            clipped, _ = clip_by_global_norm([g for g, _ in pairs], self.global_clipnorm)
-            pairs = list(zip(clipped, (v for _, v in pairs)))
+        if self.global_clipnorm is not None:  # clipped gradients are not scratch: a clip may return its input
+            clipped, _ = clip_by_global_norm([g for g, _, _ in pairs], self.global_clipnorm)
+            pairs = [(g, v, False) for g, (_, v, _) in zip(clipped, pairs)]
         elif self.clipnorm is not None:
-            pairs = [(clip_by_global_norm([g], self.clipnorm)[0][0], v) for g, v in pairs]
+            pairs = [(clip_by_global_norm([g], self.clipnorm)[0][0], v, False) for g, v, _ in pairs]
         lr = self.current_learning_rate()
         state = self._state
-        for grad, var in pairs:
+        for grad, var, free in pairs:
             entry = state.get(id(var))
             if entry is None:
                 entry = state[id(var)] = (var, {})
             dev = var._device
+            update = self._update_scratch if free else self._update
             if dev is CPU:
-                self._update(var, var._data, grad._data, lr, entry[1])
+                update(var, var._data, grad._data, lr, entry[1])
             else:
                 previous = dev.backend.use_device(dev.index)  # CuPy launches on the current GPU
                 try:
-                    self._update(var, var._data, grad._data, lr, entry[1])
+                    update(var, var._data, grad._data, lr, entry[1])
                 finally:
                     if previous != dev.index:
                         dev.backend.use_device(previous)
@@ -247,6 +260,10 @@ class Optimizer:
 
     def _update(self, var, param, grad, lr, state):
         raise NotImplementedError
+
+    def _update_scratch(self, var, param, grad, lr, state):
+        """``_update`` for a ``grad`` array the update may overwrite; by default, ``_update``."""
+        self._update(var, param, grad, lr, state)
 
     # --- slots ------------------------------------------------------------------------------
     @staticmethod

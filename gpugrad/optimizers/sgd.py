@@ -46,3 +46,9 @@ class SGD(Optimizer):
                                  self.nesterov)
         else:
             updates.sgd(var._device, param, grad, lr, self.weight_decay)
+
+    def _update_scratch(self, var, param, grad, lr, state):
+        if self.momentum:
+            self._update(var, param, grad, lr, state)
+        else:
+            updates.sgd(var._device, param, grad, lr, self.weight_decay, grad_is_scratch=True)

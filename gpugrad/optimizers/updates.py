@@ -33,8 +33,11 @@ def _in_place(param, *others):
     return (dtype == np.float32 or dtype == np.float64) and all(a.dtype == dtype for a in others)
 
 
-def sgd(device, param, grad, lr, weight_decay=0.0):
+def sgd(device, param, grad, lr, weight_decay=0.0, grad_is_scratch=False):
     """One plain SGD step of array ``param`` in place: ``param -= lr * (grad + weight_decay * param)``.
+
+    With ``grad_is_scratch`` the step may overwrite ``grad`` (same dtype as
+    ``param``) instead of making a temporary of its size.
 
     Example:
         >>> import numpy as np
@@ -46,8 +49,16 @@ def sgd(device, param, grad, lr, weight_decay=0.0):
     """
     # not split across threads: right after a backward pass's matrix products the BLAS threads
     # still spin on the other cores, and two passes over memory gain less than they lose (W4: +3 %)
-    g = grad + weight_decay * param if weight_decay else grad
-    param -= lr * g
+    if weight_decay:
+        g = grad + weight_decay * param  # a temporary of our own
+    elif grad_is_scratch:
+        g = grad
+    else:
+        param -= lr * grad
+        return
+    # p - lr g as p + (-lr) g, in g: the same bits, as negation is exact
+    g *= -lr
+    param += g
 
 
 def _sgd_momentum_cpu(param, velocity, grad, lr, momentum, weight_decay, nesterov):
