@@ -138,11 +138,23 @@ def relu(x):
     """
     x = unary(x)
     d = x._data
-    if x._device is not CPU:
-        return emit("Relu", x._device.xp.maximum(d, 0), x._device, (x,))
-    if d.size >= SPLIT_MIN_CHEAP and d.dtype.kind == "f":
+    if x._device is CPU and d.size >= SPLIT_MIN_CHEAP:  # across threads (floats; else relu_cpu itself)
         return emit("Relu", split_formula(relu_cpu, (d,)), x._device, (x,))
-    return emit("Relu", relu_cpu(d), x._device, (x,))
+    return emit("Relu", relu_data(d, x._device), x._device, (x,))
+
+
+def relu_data(d, device, out=None):
+    """max(d, 0) of array ``d`` on ``device``, into ``out`` if given; on the CPU by :func:`relu_cpu`.
+
+    Example:
+        >>> import numpy as np
+        >>> from gpugrad.backend import CPU
+        >>> relu_data(np.array([-1.0, 2.0]), CPU).tolist()
+        [0.0, 2.0]
+    """
+    if device is CPU:
+        return relu_cpu(d, out=out)
+    return device.xp.maximum(d, 0, out=out)
 
 
 _ZERO_ROW = 8192  # elements: long rows amortize maximum's per-row start
@@ -311,7 +323,7 @@ def softplus(x):
     """
     x = unary(x)
     xp = x._device.xp
-    out = xp.maximum(x._data, 0) + xp.log1p(xp.exp(-xp.abs(x._data)))
+    out = relu_data(x._data, x._device) + xp.log1p(xp.exp(-xp.abs(x._data)))
     return emit("Softplus", out, x._device, (x,))
 
 

@@ -10,8 +10,8 @@ sends dy through their hot gradient op, then through the matmul and the bias.
 from ..errors import DTypeError, ShapeError
 from ..registry import RegisterGradient
 from ..tensor import Tensor
-from .activations import _sigmoid_cpu, relu_cpu, relu_grad, sigmoid_grad, tanh_grad
-from .base import CPU, emit, same_device, unary
+from .activations import _sigmoid_cpu, relu_data, relu_grad, sigmoid_grad, tanh_grad
+from .base import emit, same_device, unary
 from .linalg import matmul
 from .reductions import sum
 from .shape import reshape
@@ -79,10 +79,7 @@ def dense(x, kernel, bias=None, activation=None):
         else:
             out = out + bias._data
     if activation == "relu":
-        if dev is CPU:
-            relu_cpu(out, out=out)
-        else:
-            xp.maximum(out, 0, out=out)
+        relu_data(out, dev, out=out)
     elif activation == "tanh":
         xp.tanh(out, out=out)
     elif activation == "sigmoid":

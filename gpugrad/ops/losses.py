@@ -16,7 +16,7 @@ from ..backend import CPU
 from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
 from ..registry import RegisterGradient
 from ..tensor import Tensor, as_tensor
-from .activations import sigmoid
+from .activations import relu_data, sigmoid
 from .arithmetic import multiply, subtract
 from .base import binary, elementwise, emit, same_device, unary
 from .math import exp, square
@@ -29,16 +29,9 @@ __all__ = ['softmax', 'log_softmax', 'softmax_cross_entropy', 'softmax_cross_ent
 _REDUCTIONS = ("mean", "sum", "none")
 
 
-
 def _row_max(device, a, axes):
     """max of array ``a`` over ``axes``, dims kept (on the CPU the ufunc's reduce: no Python wrapper)."""
     return np.maximum.reduce(a, axis=axes, keepdims=True) if device is CPU else a.max(axis=axes, keepdims=True)
-
-
-def _row_sum(device, a, axes):
-    """sum of array ``a`` over ``axes``, dims kept (on the CPU the ufunc's reduce: no Python wrapper)."""
-    return np.add.reduce(a, axis=axes, keepdims=True) if device is CPU else a.sum(axis=axes, keepdims=True)
-
 
 
 def _check_reduction(reduction, op_name):
@@ -77,7 +70,7 @@ def softmax(x, axis=-1):
     except ValueError:  # an empty axis has no max; the result is empty anyway
         shift = x._data.dtype.type(0)
     e = elementwise(np.exp, x._data - shift, x._device)
-    return emit("Softmax", e / _row_sum(x._device, e, axes), x._device, (x,), {"axes": axes})
+    return emit("Softmax", e / sum_data(e, x._device, axes, keepdims=True), x._device, (x,), {"axes": axes})
 
 
 @RegisterGradient("Softmax")
@@ -102,7 +95,7 @@ def log_softmax(x, axis=-1):
         shifted = x._data - _row_max(x._device, x._data, axes)
     except ValueError:  # an empty axis has no max; the result is empty anyway
         shifted = x._data.copy()
-    out = shifted - xp.log(_row_sum(x._device, elementwise(np.exp, shifted, x._device), axes))
+    out = shifted - xp.log(sum_data(elementwise(np.exp, shifted, x._device), x._device, axes, keepdims=True))
     return emit("LogSoftmax", out, x._device, (x,), {"axes": axes})
 
 
@@ -173,7 +166,7 @@ def softmax_cross_entropy(logits, labels, reduction="mean"):
     except ValueError:  # no classes (and so no rows: labels were checked): nothing to shift
         shifted = logits._data.copy()
     e = elementwise(np.exp, shifted, dev)
-    total = _row_sum(dev, e, -1)
+    total = sum_data(e, dev, (-1,), keepdims=True)
     # loss = log(sum(exp(shifted))) - shifted[label], the label's entry found by flat index
     rows = labels._data.size
     flat_index = labels._data.reshape(-1) + xp.arange(0, rows * classes, classes or 1)  # no classes: no rows
@@ -265,7 +258,7 @@ def sigmoid_cross_entropy(logits, targets, reduction="mean"):
     xp = x._device.xp
     xd = x._data
     try:
-        out = xp.maximum(xd, 0) - xd * z._data + xp.log1p(xp.exp(-xp.abs(xd)))
+        out = relu_data(xd, x._device) - xd * z._data + xp.log1p(xp.exp(-xp.abs(xd)))
     except ValueError:
         raise ShapeError(f"op 'SigmoidCrossEntropy' cannot broadcast logits of shape {x.shape} "
                          f"with targets of shape {z.shape}") from None
