@@ -1,14 +1,14 @@
 """NaN/Inf anomaly mode: ``with gg.detect_anomaly():`` checks every op's outputs.
 
-While the mode is on, a pseudo-tape sits in
-:data:`gpugrad.recorder.active_tapes`. It claims to follow every tensor, so
+While the mode is on, a pseudo-tape sits among the recording tapes of the
+thread that turned it on (the mode is per thread, as the tapes are). It claims to follow every tensor, so
 :func:`~gpugrad.recorder.emit` shows it the record of every op, and it keeps
 no record: it checks the op's outputs for NaN and Inf, and notes per output
 the op type and the user's source line that made it (in a dict dropped when
 the mode ends; memory stays flat). Gradient rules run gpugrad ops, so the
 backward sweep is checked the same way; the sweep puts the forward record it
 is differentiating in :data:`slot`, so an error in a gradient names the
-forward op and the line that created it.
+forward op and the line that created it (the thread's :func:`current_slot`).
 
 Off, the mode costs nothing: ``emit`` sees no extra tape, and the sweep tests
 one local variable per record. On, each op pays a finiteness check of its
@@ -24,18 +24,32 @@ import linecache
 import math
 import os
 import sys
+import threading
 
 import numpy as np
 
 from .errors import AnomalyError
-from .recorder import INPUTS, OUTPUTS, TYPE, active_tapes
+from .recorder import INPUTS, OUTPUTS, TYPE, pop_tape, push_tape
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _EXAMPLES = os.path.join(_PACKAGE, "examples") + os.sep  # user-level scripts shipped in the package
 
-slot = None  # while the mode is on, [the record the backward sweep is differentiating]
-_pseudo_tape = None  # the pseudo-tape in active_tapes while the mode is on
-_depth = 0  # nested detect_anomaly() blocks
+class _ThreadAnomaly(threading.local):
+    """One thread's anomaly mode."""
+
+    def __init__(self):
+        self.depth = 0  # nested detect_anomaly() blocks
+        self.pseudo_tape = None  # among the thread's recording tapes while the mode is on
+        self.joined = None  # the tape list it joined
+        self.slot = None  # while the mode is on, [the record the backward sweep is differentiating]
+
+
+_state = _ThreadAnomaly()
+
+
+def current_slot():
+    """``[record]`` the calling thread's backward sweep fills while anomaly mode is on, else None."""
+    return _state.slot
 
 
 class detect_anomaly(contextlib.ContextDecorator):  # noqa: N801 - used like a function, as in PyTorch
@@ -62,23 +76,20 @@ class detect_anomaly(contextlib.ContextDecorator):  # noqa: N801 - used like a f
     """
 
     def __enter__(self):
-        global slot, _pseudo_tape, _depth
-        if _depth == 0:
-            _pseudo_tape = _AnomalyTape()
-            slot = [None]
-            active_tapes.append(_pseudo_tape)
-        _depth += 1
+        state = _state
+        if state.depth == 0:
+            state.pseudo_tape = _AnomalyTape()
+            state.slot = [None]
+            state.joined = push_tape(state.pseudo_tape)
+        state.depth += 1
         return self
 
     def __exit__(self, *exc):
-        global slot, _pseudo_tape, _depth
-        _depth -= 1
-        if _depth == 0:
-            for i, tape in enumerate(active_tapes):
-                if tape is _pseudo_tape:
-                    del active_tapes[i]
-                    break
-            _pseudo_tape = slot = None
+        state = _state
+        state.depth -= 1
+        if state.depth == 0:
+            pop_tape(state.pseudo_tape, state.joined)
+            state.pseudo_tape = state.slot = state.joined = None
         return False
 
 
@@ -93,7 +104,7 @@ def enabled():
         >>> enabled()
         False
     """
-    return _depth > 0
+    return _state.depth > 0
 
 
 class _EveryId(dict):
@@ -222,6 +233,7 @@ def _sweep_frame():
 def _forward_op(sweep, origins):
     """``(op type, file, line)`` of the forward op whose gradient the sweep frame is computing."""
     op_type = sweep.f_locals.get("op_type")
+    slot = _state.slot
     rec = slot[0] if slot else None
     if rec is None or rec[TYPE] != op_type:  # a sweep nested in a custom gradient left another record
         return op_type, None, None

@@ -3,8 +3,8 @@ import functools
 import inspect
 
 from . import nest
-from .errors import GradientError
-from .recorder import active_tapes, record
+from .errors import GradientError, GradientUsageError
+from .recorder import active_tapes, paused, record
 from .tensor import Tensor, as_tensor
 
 
@@ -24,7 +24,7 @@ def record_operation(op_type, outputs, inputs, backward_fn=None):
         >>> tape.gradient(y, x).item()
         2.0
     """
-    if not active_tapes:
+    if not active_tapes():
         return
     inputs = tuple(as_tensor(t) for t in nest.flatten(inputs))
     outputs = tuple(nest.flatten(outputs))
@@ -37,9 +37,14 @@ def record_operation(op_type, outputs, inputs, backward_fn=None):
 def custom_gradient(f):
     """Decorate ``f(*xs) -> (y, grad_fn)`` to give ``y`` the gradient ``grad_fn``.
 
-    ``grad_fn(*dys)`` returns one gradient per input (a bare tensor for one
-    input). If ``f`` reads trainable variables, ``grad_fn(*dys, variables=None)``
-    returns ``(input_grads, variable_grads)``.
+    As in TensorFlow, the arguments may be nested lists, tuples and dicts of
+    tensors: their leaves are the inputs (Python numbers and NumPy arrays among
+    them become constant tensors; other leaves pass through untouched), and
+    ``grad_fn(*dys)`` returns one gradient per input leaf, flat or in the
+    arguments' structure (a bare tensor for a single input). ``f`` may return
+    Python numbers or NumPy arrays, which become tensors. If ``f`` reads
+    trainable variables, ``grad_fn(*dys, variables=None)`` returns
+    ``(input_grads, variable_grads)``.
 
     Example:
         >>> import gpugrad as gg
@@ -60,18 +65,18 @@ def custom_gradient(f):
 
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
-        xs = [as_tensor(a) if not isinstance(a, Tensor) and _is_array_like(a) else a for a in args]
-        saved = active_tapes[:]
-        del active_tapes[:]  # f's own ops are not recorded by the outer tapes...
+        leaves = [as_tensor(a) if not isinstance(a, Tensor) and _is_array_like(a) else a
+                  for a in nest.flatten(list(args))]
+        args = nest.pack_like(list(args), leaves)
         reads = GradientTape(watch_accessed_variables=True)
-        try:
+        with paused():  # f's own ops are not recorded by the outer tapes...
             with reads:  # ...but this tape notes which variables f reads
-                y, grad_fn = f(*xs, **kwargs)
-        finally:
-            active_tapes[:] = saved
-        if not active_tapes:
-            return y
-        inputs = tuple(x for x in xs if isinstance(x, Tensor))
+                result = f(*args, **kwargs)
+        y, grad_fn = _result_and_grad_fn(f, result)
+        flat_y = [t if isinstance(t, Tensor) else as_tensor(t) for t in nest.flatten(y)]
+        if not active_tapes():
+            return nest.pack_like(y, flat_y) if isinstance(y, (list, tuple, dict)) else flat_y[0]
+        inputs = tuple(x for x in leaves if isinstance(x, Tensor))
         # variables passed as arguments are inputs; only those f reads by itself need grad_fn's `variables`
         variables = [v for v in reads.watched_variables() if not any(v is x for x in inputs)]
         if variables and "variables" not in inspect.signature(grad_fn).parameters:
@@ -79,7 +84,6 @@ def custom_gradient(f):
                 f"custom_gradient function {f.__name__!r} reads variables "
                 f"{[v.name or tuple(v.shape) for v in variables]}, so its grad_fn must accept "
                 f"a 'variables' keyword and return (input_grads, variable_grads)")
-        flat_y = nest.flatten(y)
         outs = tuple(Tensor._wrap(t._data, t._device) for t in flat_y)  # fresh ids for the tape
         backward = _backward_fn(f.__name__, grad_fn, inputs, variables)
         record(outs, inputs + tuple(variables), f"CustomGradient:{f.__name__}", {}, backward)
@@ -88,8 +92,17 @@ def custom_gradient(f):
     return wrapper
 
 
+def _result_and_grad_fn(f, result):
+    """``f``'s ``(y, grad_fn)``, or a GradientUsageError saying what it returned instead."""
+    if not isinstance(result, (tuple, list)) or len(result) != 2 or not callable(result[1]):
+        raise GradientUsageError(
+            f"custom_gradient function {f.__name__!r} must return (y, grad_fn) with grad_fn a function, "
+            f"not {type(result).__name__}")
+    return result
+
+
 def _is_array_like(a):
-    return isinstance(a, (int, float, list)) or hasattr(a, "__array__")
+    return isinstance(a, (bool, int, float, complex)) or hasattr(a, "__array__") or hasattr(a, "__dlpack__")
 
 
 def _backward_fn(name, grad_fn, inputs, variables):
@@ -99,13 +112,13 @@ def _backward_fn(name, grad_fn, inputs, variables):
             input_grads = _as_list(input_grads)
             variable_grads = _as_list(variable_grads)
             if len(variable_grads) != len(variables):
-                raise GradientError(
+                raise GradientUsageError(
                     f"custom gradient of {name!r} returned {len(variable_grads)} variable "
                     f"gradients; expected {len(variables)}")
         else:
             input_grads, variable_grads = _as_list(grad_fn(*dys)), []
         if len(input_grads) != len(inputs):
-            raise GradientError(
+            raise GradientUsageError(
                 f"custom gradient of {name!r} returned {len(input_grads)} input gradients; "
                 f"expected {len(inputs)} (one per tensor argument)")
         return input_grads + variable_grads
@@ -114,7 +127,8 @@ def _backward_fn(name, grad_fn, inputs, variables):
 
 
 def _as_list(grads):
-    """A grad_fn's result as a list: a bare tensor or array (one input's gradient) becomes a list of one."""
-    if grads is None or isinstance(grads, Tensor) or not isinstance(grads, (list, tuple)):
+    """A grad_fn's result as a flat list: a bare tensor or array (one input's gradient) becomes a
+    list of one; a nested structure (the arguments' own) is flattened, as TensorFlow does."""
+    if grads is None or isinstance(grads, Tensor) or not isinstance(grads, (list, tuple, dict)):
         return [grads]
-    return list(grads)
+    return nest.flatten(grads)

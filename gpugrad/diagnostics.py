@@ -17,7 +17,7 @@ several causes it was, the text names them all and says so.
 """
 from . import nest, registry
 from .ops import zeros_like
-from .recorder import BACKWARD_FN, INPUTS, OUTPUTS, TYPE, Op, active_tapes
+from .recorder import BACKWARD_FN, INPUTS, OUTPUTS, TYPE, Op, paused
 from .tape import _backward
 from .tensor import Tensor, Variable, as_tensor
 
@@ -88,7 +88,7 @@ def explain_gradient(tape, target, source):
         ...     y = gg.sum(gg.stop_gradient(w * 3.0))
         >>> print(gg.explain_gradient(tape, y, w))  # doctest: +ELLIPSIS
         tape.gradient(target, source) is None: the path ... is cut by op 'StopGradient' ...
-        path: source -> Mul -> StopGradient (cut) -> Sum -> target
+        path: source -> Mul -> StopGradient (cut) -> (end)
     """
     targets = nest.flatten(target)
     for t in targets:
@@ -209,6 +209,13 @@ def _unreached(tape, targets, source, records, anyway):
         dead_end = "No recorded op reads the source."
     produced = {id(o) for rec in records for o in rec[OUTPUTS]}
     unrecorded = [t for t in targets if id(t) not in produced and id(t) not in tape._watched]
+    cuts = [o for _, o in ends if anyway[id(o)][0][TYPE] == "StopGradient"]
+    if unrecorded and cuts:
+        chain = _chain(anyway, cuts[-1])
+        return _none("stop_gradient", f"the path from the source is cut by op 'StopGradient' "
+                     f"(gg.stop_gradient), which sends no gradient back; as in TensorFlow, the tape does not "
+                     f"follow its output, so the ops that made the target from it left no record.\n"
+                     f"path: {_path(chain, chain[-1], end='(end)')}", [r[TYPE] for r in chain], "StopGradient")
     if unrecorded:
         return _none("not_recorded", f"the tape has no record of the op that made the target "
                      f"({_describe(unrecorded[0])}), so nothing connects it to the source. It was computed "
@@ -231,18 +238,15 @@ def _connected(tape, targets, source, records, live, anyway, target):
     """The source reaches the target: sweep once on the side to see what the gradient is."""
     chain = _chain(live, target)
     path = _path(chain, None)
-    saved = active_tapes[:]
-    del active_tapes[:]  # the side sweep is not recorded anywhere (nor checked by anomaly mode)
     try:
-        seeds = tape._seed_gradients(targets, None)
-        grads = _backward(list(records), seeds, set(anyway))
-        g = grads.get(id(source))
-        blamed = [] if g is not None and _nonzero(g) else _blame(records, grads, live, anyway)
+        with paused():  # the side sweep is not recorded anywhere (nor checked by anomaly mode)
+            seeds = tape._seed_gradients(targets, None)
+            grads = _backward(list(records), seeds, set(anyway))
+            g = grads.get(id(source))
+            blamed = [] if g is not None and _nonzero(g) else _blame(records, grads, live, anyway)
     except Exception as e:  # noqa: BLE001 - reported, not hidden: it is what gradient() would raise
         return GradientExplanation("gradient_error", "error", _HEAD_ERROR + f"{type(e).__name__}: {e}\n"
                                    f"path: {path}", [r[TYPE] for r in chain])
-    finally:
-        active_tapes[:] = saved
     if g is not None and not blamed and _nonzero(g):
         n = int(g._device.xp.count_nonzero(g._data))
         return GradientExplanation("connected", "nonzero", f"tape.gradient(target, source) is neither None "

@@ -20,13 +20,17 @@ What raises what (each message names the op, the shapes, dtypes or devices, and 
   (concat, stack, conv2d); float class labels; an optimizer given a gradient whose
   dtype is not its variable's. An integer *source* is not an error: its gradient is
   ``None``, as in TensorFlow. Elementwise ops on mixed float16/float32 (or float64)
-  follow NumPy's promotion, and the gradient of the narrower input arrives in the
-  promoted dtype.
+  follow NumPy's promotion, and every gradient arrives in its own input's dtype (as in
+  PyTorch: the sweep casts it once).
 - IndexOutOfRangeError: indices, class labels and embedding ids outside their axis.
-- GradientError: a second ``.gradient`` on a non-persistent tape; a gradient rule,
-  ``@custom_gradient`` or ``record_operation`` that returns the wrong number of
-  gradients, or one whose shape does not reduce to its input's; a Variable assigned
-  after an op on a live tape read it (its version changed).
+- GradientError (a RuntimeError, as TensorFlow's for a used tape): a second ``.gradient``
+  on a non-persistent tape, or entering it again; a Variable assigned after an op on a live
+  tape read it (its version changed).
+- GradientUsageError (a GradientError that is also a ValueError, TensorFlow's class for
+  these): entering a tape that is already recording; a gradient rule, ``@custom_gradient``
+  or ``record_operation`` that returns the wrong number of gradients, or one whose shape
+  does not reduce to its input's.
+- LookupGradientError (a GradientError and a LookupError): an op type with no registered gradient.
 - OutOfMemoryError: a GPU ran out of memory in an op (its name and the bytes asked).
 """
 
@@ -53,6 +57,12 @@ class DeviceUnavailableError(GpugradError, RuntimeError):
 
 class GradientError(GpugradError, RuntimeError):
     """A gradient that cannot be computed: no rule, a used tape, a bad rule result."""
+
+
+class GradientUsageError(GradientError, ValueError):
+    """The gradient machinery used wrongly where TensorFlow raises ValueError: a tape entered
+    while it records; a rule, ``@custom_gradient`` or ``backward_fn`` that returns the wrong
+    number of gradients, or one of a shape that does not reduce to its input's."""
 
 
 class LookupGradientError(GradientError, LookupError):

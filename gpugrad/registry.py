@@ -8,12 +8,24 @@ gpugrad ops, so an outer tape records them and higher orders come for free.
 from .errors import GradientError, LookupGradientError
 
 rules = {}  # op type -> gradient rule
-rules_reading_outputs = set()  # op types whose rule mentions `outputs`: the sweep keeps them for it
+rules_reading_outputs = set()  # op types whose rule reads `op.outputs` (declared): the sweep keeps them for it
+rules_donating_dy = set()  # op types whose rule lets a fused gradient op write into dy's buffer (declared)
 _not_differentiable = set()
 
 
-def RegisterGradient(op_type):  # noqa: N802 - TensorFlow's spelling
+def RegisterGradient(op_type, *, reads_outputs=True, donates_dy=False):  # noqa: N802 - TensorFlow's spelling
     """Register the decorated function as the gradient of ``op_type``.
+
+    Two declarations let the backward sweep save memory; both are promises about
+    the rule's own code, never inferred from it:
+
+    - ``reads_outputs=False``: the rule never reads ``op.outputs``, so the sweep
+      frees them before it runs (reading ``op.outputs`` then raises GradientError).
+    - ``donates_dy=True``: the rule passes its upstream gradient ``dy`` to one fused
+      gradient op (``gg.raw_ops``-style ``*_grad``) and never reads ``dy`` again, so
+      that op may write its result into ``dy``'s buffer when nothing else holds it.
+
+    The defaults keep everything and write into nothing: right for any rule.
 
     Example:
         >>> import gpugrad as gg
@@ -33,27 +45,18 @@ def RegisterGradient(op_type):  # noqa: N802 - TensorFlow's spelling
         raise TypeError(f"an op type is a non-empty string, not {op_type!r}")
 
     def register(fn):
+        if not callable(fn):
+            raise TypeError(f"a gradient rule is a function fn(op, *output_grads), not {type(fn).__name__}")
         if op_type in rules or op_type in _not_differentiable:
             raise GradientError(f"a gradient for op type {op_type!r} is already registered")
         rules[op_type] = fn
-        if _mentions(getattr(fn, "__code__", None), "outputs"):
+        if reads_outputs:
             rules_reading_outputs.add(op_type)
+        if donates_dy:
+            rules_donating_dy.add(op_type)
         return fn
 
     return register
-
-
-def _mentions(code, name):
-    """Whether ``code`` (or code nested in it) names attribute or variable ``name``.
-
-    A rule that never mentions ``outputs`` lets the backward sweep free the op's
-    outputs before the rule runs, so its result can reuse their memory.
-    """
-    if code is None:
-        return True  # a callable object: assume it reads everything
-    if name in code.co_names or name in code.co_varnames:
-        return True
-    return any(_mentions(c, name) for c in code.co_consts if hasattr(c, "co_names"))
 
 
 def NotDifferentiable(op_type):  # noqa: N802

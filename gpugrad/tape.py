@@ -17,17 +17,18 @@ import sys
 from sys import getrefcount
 
 from . import anomaly, nest
-from .errors import DeviceError, DTypeError, GradientError, ShapeError
-from .ops import add, ones_like, sum_to, zeros_like
+from .errors import DeviceError, DTypeError, GradientError, GradientUsageError, ShapeError
+from .ops import add, cast, ones_like, sum_to, zeros_like
 from .ops.base import donated
-from .recorder import INPUTS, OUTPUTS, Op, active_tapes
+from .recorder import INPUTS, OUTPUTS, Op, active_tapes, pop_tape, push_tape
 from . import registry
 from .registry import gradient_rule
 from .tensor import Tensor, Variable, as_tensor
 
 
-# Reusing a dying gradient's buffer needs exact reference counts: CPython before 3.14.
-donating = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
+# Reusing a dying gradient's buffer needs exact reference counts: CPython before 3.14, with the GIL.
+donating = (sys.implementation.name == "cpython" and sys.version_info < (3, 14)
+            and getattr(sys, "_is_gil_enabled", lambda: True)())
 DONATE_MIN_SIZE = 1 << 15  # elements: below this a fresh allocation costs nothing
 
 
@@ -49,6 +50,7 @@ class GradientTape:
         self._watch_accessed = bool(watch_accessed_variables)
         self._reset_records()
         self._recording = False
+        self._tapes_joined = None  # the thread's tape list this tape records in, while it does
 
     def _reset_records(self):
         self._ops = []
@@ -59,11 +61,10 @@ class GradientTape:
     # --- recording ----------------------------------------------------------
     def __enter__(self):
         if self._recording:
-            raise GradientError("this GradientTape is already recording; tapes are entered once")
+            raise GradientUsageError("this GradientTape is already recording; tapes are entered once")
         if self._ops is None:
             raise GradientError("this non-persistent GradientTape has been used; create a new one")
-        active_tapes.append(self)
-        self._recording = True
+        self._start()
         return self
 
     def __exit__(self, *exc):
@@ -71,11 +72,12 @@ class GradientTape:
 
     def _stop(self):
         if self._recording:
-            active_tapes.remove(self)
+            pop_tape(self, self._tapes_joined)
+            self._tapes_joined = None
             self._recording = False
 
     def _start(self):
-        active_tapes.append(self)
+        self._tapes_joined = push_tape(self)
         self._recording = True
 
     def _watch_one(self, t):
@@ -99,7 +101,7 @@ class GradientTape:
             self._watch_one(t)
 
     def watched_variables(self):
-        """The variables this tape watches, in the order it first saw them."""
+        """The variables this tape watches, in the order it first saw them (also after ``gradient()``)."""
         return tuple(self._variables.values()) if self._variables else ()
 
     @contextlib.contextmanager
@@ -163,16 +165,14 @@ class GradientTape:
         records = self._ops
         # every record descends from a root; with every root a source, every record and tensor is on a path
         reached = self._watched if self._roots <= source_ids else None
-        if not self._persistent:
+        if self._persistent:
+            if self._recording and reached is not None:
+                reached = set(reached)  # this tape records the sweep (TensorFlow): a snapshot of what it follows
+            grads = _backward(records, seeds, source_ids, release=False, reached=reached)
+        else:
             self._stop()  # as in TensorFlow, a used non-persistent tape records no more
-            self._ops = self._watched = self._variables = self._roots = None  # the sweep frees records as it goes
-        was_recording = self._recording
-        self._stop()  # the sweep is recorded by outer tapes only
-        try:
-            grads = _backward(records, seeds, source_ids, release=not self._persistent, reached=reached)
-        finally:
-            if was_recording:
-                self._start()
+            self._ops = self._watched = self._roots = None  # the sweep frees records as it goes
+            grads = _backward(records, seeds, source_ids, release=True, reached=reached)
         results = []
         for s in flat_sources:
             g = grads.get(id(s))
@@ -255,10 +255,11 @@ def _backward(records, seeds, source_ids, release=False, reached=None):
     grads = dict(seeds)
     take, peek = grads.pop, grads.get
     next_record = on_path.pop
-    rules, reading_outputs = registry.rules, registry.rules_reading_outputs
+    rules, reading_outputs, donating_dy = registry.rules, registry.rules_reading_outputs, registry.rules_donating_dy
     op = Op(None, reached)  # one view, refilled for each record
-    anomaly_slot = anomaly.slot  # None unless gg.detect_anomaly() is on
-    donate_min = DONATE_MIN_SIZE if donating else sys.maxsize
+    anomaly_slot = anomaly.current_slot()  # None unless gg.detect_anomaly() is on in this thread
+    # donation needs exact reference counts and no tape of this thread recording the sweep
+    donate_min = DONATE_MIN_SIZE if donating and not active_tapes() else sys.maxsize
     while on_path:
         rec = next_record()
         if anomaly_slot is not None:
@@ -281,18 +282,22 @@ def _backward(records, seeds, source_ids, release=False, reached=None):
             rule = rules.get(op_type)
             if rule is None and gradient_rule(op_type) is None:
                 continue  # declared not differentiable
-            # outputs no rule reads are freed now, so the rule's result can take their memory
+            # outputs a rule declares it does not read are freed now, so its result can take their memory
             op.type, op.inputs, op.attrs = op_type, inputs, attrs
-            op.outputs = outputs if op_type in reading_outputs else None
+            op._outputs = outputs if op_type in reading_outputs else None
             rec = outputs = None
             if out_grads is None:
-                # dy's buffer may take the rule's result when nothing else can see it: this loop holds
-                # the only reference (dy; getrefcount adds one) and no outer tape records.
-                if (dy._data.size >= donate_min and not active_tapes and key not in source_ids
+                # a rule that declares donates_dy may write into dy's buffer when nothing else can see
+                # it: this loop holds the only reference (dy; getrefcount adds one), no tape records
+                if (dy._data.size >= donate_min and op_type in donating_dy and key not in source_ids
                         and getrefcount(dy) == 2 and getrefcount(dy._data) == 2 and dy._data.base is None):
                     donated[0] = dy._data
-                in_grads = rule(op, dy)
-                donated[0] = None
+                    try:
+                        in_grads = rule(op, dy)
+                    finally:
+                        donated[0] = None
+                else:
+                    in_grads = rule(op, dy)
             else:
                 in_grads = rule(op, *out_grads)
         else:
@@ -300,7 +305,7 @@ def _backward(records, seeds, source_ids, release=False, reached=None):
             if in_grads is None or isinstance(in_grads, Tensor):
                 in_grads = (in_grads,)
         if len(in_grads) != len(inputs):
-            raise GradientError(
+            raise GradientUsageError(
                 f"the gradient of op {op_type!r} returned {len(in_grads)} gradients for "
                 f"{len(inputs)} inputs")
         for t, g in zip(inputs, in_grads):
@@ -311,11 +316,16 @@ def _backward(records, seeds, source_ids, release=False, reached=None):
                 continue
             if g.__class__ is not Tensor and not isinstance(g, Tensor):
                 g = as_tensor(g, like=t)
-            if g._data.shape != t._data.shape:
+            gd, td = g._data, t._data
+            if gd.shape != td.shape:
                 g = _unbroadcast(g, t, op_type)
+            if gd.dtype != td.dtype:  # a gradient has its input's dtype, as in PyTorch
+                if td.dtype.kind not in "fc":
+                    continue  # an integer input has no gradient
+                g = cast(g, td.dtype)
             prev = peek(key)
             grads[key] = g if prev is None else add(prev, g)
-        t = g = prev = dy = out_grads = in_grads = None  # hold nothing into the next op
+        t = g = gd = td = prev = dy = out_grads = in_grads = None  # hold nothing into the next op
     return grads
 
 
@@ -327,7 +337,7 @@ def _unbroadcast(grad, t, op_type):
         custom = op_type.startswith("CustomGradient:")
         who = (f"the grad_fn of custom_gradient function {op_type[15:]!r}" if custom
                else f"the gradient of op {op_type!r}")
-        raise GradientError(
+        raise GradientUsageError(
             f"{who} returned a gradient of shape {grad.shape} for an input of shape {t.shape}: expected "
             f"{t.shape} (or a shape broadcasting made from it, which is summed back); make "
             f"{'grad_fn' if custom else 'its gradient function'} return one gradient of each input's shape") from None

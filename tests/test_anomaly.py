@@ -33,11 +33,11 @@ def line_of(marker):
 @pytest.fixture(autouse=True)
 def mode_left_off():
     """Every test starts and ends with the mode off and no tape recording."""
-    assert not anomaly.enabled() and not active_tapes
+    assert not anomaly.enabled() and not active_tapes()
     yield
     assert not anomaly.enabled(), "anomaly mode left on"
-    assert not active_tapes, f"tapes left recording: {active_tapes}"
-    assert anomaly.slot is None and anomaly._pseudo_tape is None
+    assert not active_tapes(), f"tapes left recording: {active_tapes()}"
+    assert anomaly.current_slot() is None and anomaly._state.pseudo_tape is None
 
 
 # --------------------------------------------------------------------------- forward
@@ -201,10 +201,10 @@ def test_leaving_the_block_restores_everything_after_an_exception():
     with gg.GradientTape() as tape:
         with pytest.raises(gg.AnomalyError):
             with gg.detect_anomaly():
-                assert anomaly.enabled() and len(active_tapes) == 2
+                assert anomaly.enabled() and len(active_tapes()) == 2
                 gg.log(gg.tensor(-1.0))
-        assert active_tapes == [tape]  # the user's tape stays, the pseudo-tape is gone
-        assert not anomaly.enabled() and anomaly.slot is None
+        assert active_tapes() == [tape]  # the user's tape stays, the pseudo-tape is gone
+        assert not anomaly.enabled() and anomaly.current_slot() is None
     with pytest.raises(KeyError):
         with gg.detect_anomaly():
             raise KeyError("not ours")  # other exceptions pass through untouched
@@ -216,7 +216,7 @@ def test_nesting_and_decorator():
     def f(x):
         assert anomaly.enabled()
         with gg.detect_anomaly():  # nested: still one pseudo-tape
-            assert sum(t is anomaly._pseudo_tape for t in active_tapes) == 1
+            assert sum(t is anomaly._state.pseudo_tape for t in active_tapes()) == 1
         assert anomaly.enabled()  # the inner block did not switch it off
         return gg.log(x)
 
@@ -251,13 +251,13 @@ def test_the_pseudo_tape_keeps_no_records():
     """Memory stays flat: the pseudo-tape stores only (op type, file, line) per output, dropped at exit."""
     x = gg.tensor(np.ones(4, np.float32))
     with gg.detect_anomaly():
-        checker = anomaly._pseudo_tape._ops
+        checker = anomaly._state.pseudo_tape._ops
         for _ in range(50):
             x = gg.tanh(x) * 1.0
         assert not hasattr(checker, "__len__")  # nothing to count: records are not kept
         assert all(isinstance(v, tuple) and len(v) == 3 for v in checker.origins.values())
         assert len(checker.origins) <= 101
-    assert anomaly._pseudo_tape is None
+    assert anomaly._state.pseudo_tape is None
 
 
 @pytest.mark.filterwarnings("error")

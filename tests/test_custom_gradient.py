@@ -17,7 +17,7 @@ from gpugrad.recorder import active_tapes
 @pytest.fixture(autouse=True)
 def no_tape_leaks():
     yield
-    assert not active_tapes, f"tapes left recording: {active_tapes}"
+    assert not active_tapes(), f"tapes left recording: {active_tapes()}"
 
 
 @pytest.fixture

@@ -129,7 +129,7 @@ def test_grad_errors():
         gg.grad(lambda x: x, argnums="0")(1.0)
     with pytest.raises(TypeError, match="pair"):
         gg.value_and_grad(lambda x: x, has_aux=True)(1.0)
-    assert not active_tapes
+    assert not active_tapes()
 
 
 # ---------------------------------------------------------------- jacobian, hessian
@@ -268,7 +268,7 @@ def test_wrong_tangents_name_both_shapes():
         gg.jvp(lambda x, y: x * y, (np.ones(3), np.ones(3)), (np.ones(3),))
     with pytest.raises(gg.ShapeError, match="scalar"):
         gg.hvp(lambda x: x * x, (np.ones(3),), (np.ones(3),))
-    assert not active_tapes
+    assert not active_tapes()
 
 
 def test_hessian_of_a_vector_function_and_with_aux():

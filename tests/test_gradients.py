@@ -126,4 +126,4 @@ def test_checker_catches_a_wrong_gradient():
 
 
 def test_no_tape_left_recording():
-    assert not active_tapes
+    assert not active_tapes()

@@ -213,4 +213,4 @@ def test_argument_errors():
         tape.jacobian(gg.tensor([1, 2]), x)
     with pytest.raises(ValueError, match="unconnected_gradients"):
         tape.jacobian(y, x, unconnected_gradients="zeros")
-    assert not active_tapes
+    assert not active_tapes()

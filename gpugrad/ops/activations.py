@@ -38,7 +38,7 @@ def _tanh_grad_cpu(y, dy, out=None):
     return np.multiply(dy, ONE[y.dtype] - y * y, out=out)
 
 
-@RegisterGradient("Tanh")
+@RegisterGradient("Tanh", donates_dy=True)
 def _tanh_grad(op, dy):
     return (hot_grad("TanhGrad", "tanh_grad", _tanh_grad_cpu, op.outputs[0], dy),)
 
@@ -54,7 +54,7 @@ def tanh_grad(y, dy):
     return hot_grad("TanhGrad", "tanh_grad", _tanh_grad_cpu, y, dy)
 
 
-@RegisterGradient("TanhGrad")
+@RegisterGradient("TanhGrad", reads_outputs=False)
 def _tanh_grad_grad(op, g):
     y, dy = op.inputs
     return multiply(g, -2.0 * dy * y), tanh_grad(y, g)
@@ -98,7 +98,7 @@ def sigmoid(x):
     return emit("Sigmoid", out, x._device, (x,))
 
 
-@RegisterGradient("Sigmoid")
+@RegisterGradient("Sigmoid", donates_dy=True)
 def _sigmoid_grad(op, dy):
     return (sigmoid_grad(op.outputs[0], dy),)
 
@@ -119,7 +119,7 @@ def sigmoid_grad(y, dy):
     return hot_grad("SigmoidGrad", "sigmoid_grad", _sigmoid_grad_cpu, y, dy)
 
 
-@RegisterGradient("SigmoidGrad")
+@RegisterGradient("SigmoidGrad", reads_outputs=False)
 def _sigmoid_grad_grad(op, g):
     y, dy = op.inputs
     return multiply(g, dy * (1.0 - 2.0 * y)), sigmoid_grad(y, g)
@@ -196,7 +196,7 @@ def relu_cpu(d, out=None):
     return out
 
 
-@RegisterGradient("Relu")
+@RegisterGradient("Relu", donates_dy=True)
 def _relu_grad(op, dy):
     return (relu_grad(op.outputs[0], dy),)
 
@@ -217,7 +217,7 @@ def relu_grad(y, dy):
     return hot_grad("ReluGrad", "relu_grad", _relu_grad_cpu, y, dy)
 
 
-@RegisterGradient("ReluGrad")
+@RegisterGradient("ReluGrad", reads_outputs=False)
 def _relu_grad_grad(op, g):
     y, _ = op.inputs
     return None, relu_grad(y, g)  # piecewise linear: no curvature
@@ -239,7 +239,7 @@ def leaky_relu(x, alpha=0.2):
     return emit("LeakyRelu", out, x._device, (x,), {"alpha": alpha})
 
 
-@RegisterGradient("LeakyRelu")
+@RegisterGradient("LeakyRelu", reads_outputs=False)
 def _leaky_relu_grad(op, dy):
     return (leaky_relu_grad(op.inputs[0], dy, op.attrs["alpha"]),)
 
@@ -259,7 +259,7 @@ def leaky_relu_grad(x, dy, alpha=0.2):
     return hot_grad("LeakyReluGrad", "leaky_relu_grad", _leaky_relu_grad_cpu, x, dy, {"alpha": alpha})
 
 
-@RegisterGradient("LeakyReluGrad")
+@RegisterGradient("LeakyReluGrad", reads_outputs=False)
 def _leaky_relu_grad_grad(op, g):
     x, _ = op.inputs
     return None, leaky_relu_grad(x, g, op.attrs["alpha"])
@@ -283,7 +283,7 @@ def elu(x, alpha=1.0):
     return emit("Elu", out, x._device, (x,), {"alpha": alpha})
 
 
-@RegisterGradient("Elu")
+@RegisterGradient("Elu", reads_outputs=False)
 def _elu_grad(op, dy):
     return (elu_grad(op.inputs[0], dy, op.attrs["alpha"]),)
 
@@ -304,7 +304,7 @@ def elu_grad(x, dy, alpha=1.0):
     return hot_grad("EluGrad", "elu_grad", _elu_grad_cpu, x, dy, {"alpha": alpha})
 
 
-@RegisterGradient("EluGrad")
+@RegisterGradient("EluGrad", reads_outputs=False)
 def _elu_grad_grad(op, g):
     # d/dx [dy * alpha e^x] = dy * alpha e^x on x <= 0, 0 elsewhere
     x, dy = op.inputs
@@ -327,7 +327,7 @@ def softplus(x):
     return emit("Softplus", out, x._device, (x,))
 
 
-@RegisterGradient("Softplus")
+@RegisterGradient("Softplus", reads_outputs=False)
 def _softplus_grad(op, dy):
     return (softplus_grad(op.inputs[0], dy),)
 
@@ -347,7 +347,7 @@ def softplus_grad(x, dy):
     return hot_grad("SoftplusGrad", "softplus_grad", _softplus_grad_cpu, x, dy)
 
 
-@RegisterGradient("SoftplusGrad")
+@RegisterGradient("SoftplusGrad", reads_outputs=False)
 def _softplus_grad_grad(op, g):
     x, dy = op.inputs
     s = sigmoid(x)

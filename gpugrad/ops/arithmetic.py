@@ -38,7 +38,7 @@ def add(x, y):
         raise binary_error("Add", e, x, y) from None
 
 
-@RegisterGradient("Add")
+@RegisterGradient("Add", reads_outputs=False)
 def _add_grad(op, dy):
     return dy, dy
 
@@ -59,7 +59,7 @@ def subtract(x, y):
         raise binary_error("Sub", e, x, y) from None
 
 
-@RegisterGradient("Sub")
+@RegisterGradient("Sub", reads_outputs=False)
 def _sub_grad(op, dy):
     return dy, (negative(dy) if op.needs_grad[1] else None)
 
@@ -76,7 +76,7 @@ def negative(x):
     return emit("Neg", -x._data, x._device, (x,))
 
 
-@RegisterGradient("Neg")
+@RegisterGradient("Neg", reads_outputs=False)
 def _neg_grad(op, dy):
     return (negative(dy),)
 
@@ -100,7 +100,7 @@ def multiply(x, y):
         raise binary_error("Mul", e, x, y) from None
 
 
-@RegisterGradient("Mul")
+@RegisterGradient("Mul", reads_outputs=False)
 def _mul_grad(op, dy):
     x, y = op.inputs
     need_x, need_y = op.needs_grad
@@ -123,7 +123,7 @@ def divide(x, y):
         raise binary_error("Div", e, x, y) from None
 
 
-@RegisterGradient("Div")
+@RegisterGradient("Div", reads_outputs=False)
 def _div_grad(op, dy):
     x, y = op.inputs
     need_x, need_y = op.needs_grad
@@ -154,7 +154,7 @@ def div_grad(x, y, dy):
     return emit_many("DivGrad", (gx, gy), dev, (x, y, dy))
 
 
-@RegisterGradient("DivGrad")
+@RegisterGradient("DivGrad", reads_outputs=False)
 def _div_grad_grad(op, ggx, ggy):
     # gx = dy/y, gy = -dy*x/y^2
     x, y, dy = op.inputs
@@ -184,7 +184,7 @@ def power(x, y):
         raise binary_error("Pow", e, x, y) from None
 
 
-@RegisterGradient("Pow")
+@RegisterGradient("Pow", reads_outputs=False)
 def _pow_grad(op, dy):
     x, y = op.inputs
     need_x, need_y = op.needs_grad
@@ -219,7 +219,7 @@ def pow_grad(x, y, dy):
     return emit_many("PowGrad", (gx, gy), dev, (x, y, dy))
 
 
-@RegisterGradient("PowGrad")
+@RegisterGradient("PowGrad", reads_outputs=False)
 def _pow_grad_grad(op, ggx, ggy):
     # gx = dy y x^(y-1), gy = dy x^y L with L = log(x) (0 where x <= 0). Partials:
     #   dgx/dx = dy y (y-1) x^(y-2)      dgx/dy = dgy/dx = dy x^(y-1) (1 + y L)
@@ -255,7 +255,7 @@ def abs(x):  # noqa: A001 - NumPy's name
     return emit("Abs", x._device.xp.abs(x._data), x._device, (x,))
 
 
-@RegisterGradient("Abs")
+@RegisterGradient("Abs", reads_outputs=False)
 def _abs_grad(op, dy):
     return (abs_grad(op.inputs[0], dy),)
 
@@ -275,7 +275,7 @@ def abs_grad(x, dy):
     return hot_grad("AbsGrad", "abs_grad", _abs_grad_cpu, x, dy)
 
 
-@RegisterGradient("AbsGrad")
+@RegisterGradient("AbsGrad", reads_outputs=False)
 def _abs_grad_grad(op, g):
     x, _ = op.inputs
     return None, abs_grad(x, g)  # sign(x) is piecewise constant
@@ -341,8 +341,8 @@ def _picked_grad_rule(op, ggx, ggy):  # MaximumGrad, MinimumGrad: a selection, l
 
 
 for _op_type in _PICKS:
-    RegisterGradient(_op_type)(_picked_rule)
-    RegisterGradient(_op_type + "Grad")(_picked_grad_rule)
+    RegisterGradient(_op_type, reads_outputs=False)(_picked_rule)
+    RegisterGradient(_op_type + "Grad", reads_outputs=False)(_picked_grad_rule)
 
 
 def maximum(x, y):
@@ -413,7 +413,7 @@ def where(cond, x, y):
     return emit("Where", out, dev, (x, y), {"cond": mask})
 
 
-@RegisterGradient("Where")
+@RegisterGradient("Where", reads_outputs=False)
 def _where_grad(op, dy):
     mask = op.attrs["cond"]
     need_x, need_y = op.needs_grad
@@ -455,7 +455,7 @@ def _bound(b, device):
     return b
 
 
-@RegisterGradient("Clip")
+@RegisterGradient("Clip", reads_outputs=False)
 def _clip_grad(op, dy):
     return (clip_grad(op.inputs[0], dy, op.attrs["lo"], op.attrs["hi"]),)
 
@@ -483,7 +483,7 @@ def clip_grad(x, dy, lo, hi):
     return hot_grad("ClipGrad", "clip_grad", _clip_grad_cpu, x, dy, {"lo": lo, "hi": hi})
 
 
-@RegisterGradient("ClipGrad")
+@RegisterGradient("ClipGrad", reads_outputs=False)
 def _clip_grad_grad(op, g):
     x, _ = op.inputs
     return None, clip_grad(x, g, op.attrs["lo"], op.attrs["hi"])

@@ -179,9 +179,19 @@ def fused(kernel_name, cpu_formula, device, *arrays, **params):
         raise ShapeError(f"fused kernel {kernel_name!r} cannot broadcast shapes {shapes} together") from None
 
 
-# The upstream gradient array the backward sweep may overwrite: set by the sweep
-# only while it runs a rule whose dy nobody else holds (see gpugrad.tape).
+# The upstream gradient array the backward sweep may overwrite: set by the sweep only
+# while it runs a rule declared ``donates_dy`` whose dy nobody else holds (see gpugrad.tape);
+# the first fused gradient op that takes it clears it. Another thread cannot hold that array.
 donated = [None]
+
+
+def _take_donated(a, dy):
+    """Whether ``dy``'s buffer is donated and fits the result of ``a``'s fused gradient; taking it."""
+    d = dy._data
+    if d is donated[0] and d.dtype == a._data.dtype and d.shape == a._data.shape:
+        donated[0] = None
+        return True
+    return False
 
 
 def writes_out(cpu_formula):
@@ -202,9 +212,9 @@ def hot_grad(op_type, kernel_name, cpu_formula, a, dy, attrs=None):
     try:
         if dev is CPU:
             if a._data.size >= SPLIT_MIN_CHEAP and hasattr(cpu_formula, "writes_out"):  # across threads
-                free = dy._data is donated[0] and dy._data.dtype == a._data.dtype
+                free = donated[0] is not None and _take_donated(a, dy)
                 data = split_formula(cpu_formula, (a._data, dy._data), dy._data if free else None, attrs)
-            elif dy._data is donated[0] and dy._data.dtype == a._data.dtype and hasattr(cpu_formula, "writes_out"):
+            elif donated[0] is not None and hasattr(cpu_formula, "writes_out") and _take_donated(a, dy):
                 data = cpu_formula(a._data, dy._data, out=dy._data)  # dy's buffer is free: reuse it
             elif attrs is None:
                 data = cpu_formula(a._data, dy._data)

@@ -1,14 +1,20 @@
-"""Control of gradient flow: identity and stop_gradient.
+"""Control of gradient flow: identity, stop_gradient and cast.
 
-Both pass values through unchanged. ``Identity`` passes the gradient through
-too; ``StopGradient`` is declared not differentiable, so the tape records it
-(diagnostics can name it) but sends no gradient back through it.
+All pass values through (``cast`` in another dtype). ``Identity`` passes the
+gradient through too, ``Cast`` casts it back to its input's dtype;
+``StopGradient`` is declared not differentiable, and the tapes record it
+(diagnostics can name it) without following its output, so, as in
+TensorFlow, ops that read only that output are not recorded at all.
 """
+import numpy as np
+
+from ..errors import DTypeError
+from ..recorder import active_tapes, record
 from ..registry import NotDifferentiable, RegisterGradient
 from ..tensor import Tensor
 from .base import emit, unary
 
-__all__ = ['identity', 'stop_gradient']
+__all__ = ['identity', 'stop_gradient', 'cast']
 
 
 def _read(x):
@@ -34,7 +40,7 @@ def identity(x):
     return emit("Identity", _read(x), x._device, (x,))
 
 
-@RegisterGradient("Identity")
+@RegisterGradient("Identity", reads_outputs=False)
 def _identity_grad(op, dy):
     return (dy,)
 
@@ -52,10 +58,48 @@ def stop_gradient(x):
         [1.0, 2.0]
     """
     x = unary(x)
-    return emit("StopGradient", _read(x), x._device, (x,))
+    out = Tensor._wrap(_read(x), x._device)
+    if active_tapes():
+        record((out,), (x,), "StopGradient", None, None, follow_outputs=False)
+    return out
 
 
 NotDifferentiable("StopGradient")
 
 
-TENSOR_METHODS = {}
+def cast(x, dtype):
+    """``x`` in ``dtype`` (TensorFlow's ``tf.cast``, NumPy's ``astype``); differentiable between floats.
+
+    The gradient is cast back to ``x``'s dtype; an integer or boolean ``x``, or
+    a cast to one, has none. A cast to ``x``'s own dtype returns ``x``.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> x = gg.tensor([1.5, 2.0], dtype="float64")
+        >>> with gg.GradientTape() as tape:
+        ...     tape.watch(x)
+        ...     y = gg.cast(x, "float32") * 2.0
+        >>> y.dtype, tape.gradient(y, x).dtype
+        (dtype('float32'), dtype('float64'))
+    """
+    x = unary(x)
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        raise DTypeError(f"cast: {dtype!r} is not a dtype") from None
+    if dtype == x._data.dtype:
+        return x
+    if dtype.kind not in "biufc":
+        raise DTypeError(f"cast: a tensor holds booleans or numbers, not {dtype}")
+    return emit("Cast", x._data.astype(dtype), x._device, (x,), {"dtype": dtype})
+
+
+@RegisterGradient("Cast", reads_outputs=False)
+def _cast_grad(op, dy):
+    (x,) = op.inputs
+    if x._data.dtype.kind not in "fc" or dy._data.dtype.kind not in "fc":
+        return (None,)
+    return (cast(dy, x._data.dtype),)
+
+
+TENSOR_METHODS = {"astype": cast}

@@ -298,7 +298,7 @@ def _conv_geometry(op_type, x_shape, w_shape, stride, padding, dilation, groups)
     return geom
 
 
-@RegisterGradient("Conv2D")
+@RegisterGradient("Conv2D", reads_outputs=False)
 def _conv2d_grad(op, dy):
     x, w = op.inputs[:2]
     geom = op.attrs["geom"]
@@ -340,7 +340,7 @@ def conv2d_backprop_input(dy, w, x_shape, geom):
     return emit("Conv2DBackpropInput", data, dev, (dy, w), {"geom": geom, "x_shape": x_shape})
 
 
-@RegisterGradient("Conv2DBackpropInput")
+@RegisterGradient("Conv2DBackpropInput", reads_outputs=False)
 def _conv2d_backprop_input_grad(op, g):
     # out = Bi(dy, w):  d/ddy = C(g, w),  d/dw = Bf(g, dy)
     dy, w = op.inputs
@@ -372,7 +372,7 @@ def conv2d_backprop_filter(x, dy, w_shape, geom):
     return emit("Conv2DBackpropFilter", data, dev, (x, dy), {"geom": geom, "w_shape": w_shape})
 
 
-@RegisterGradient("Conv2DBackpropFilter")
+@RegisterGradient("Conv2DBackpropFilter", reads_outputs=False)
 def _conv2d_backprop_filter_grad(op, g):
     # out = Bf(x, dy):  d/dx = Bi(dy, g),  d/ddy = C(x, g)
     x, dy = op.inputs

@@ -169,7 +169,7 @@ def _describe(key):
                            else repr(k) for k in parts) + "]"
 
 
-@RegisterGradient("GetItem")
+@RegisterGradient("GetItem", reads_outputs=False)
 def _getitem_grad(op, dy):
     return (getitem_grad(dy, op.attrs["key"], op.inputs[0].shape, op.attrs["accumulate"]),)
 
@@ -219,7 +219,7 @@ def _scatter_add_cpu(z, key, values):
         np.add.at(z, key, values)
 
 
-@RegisterGradient("GetItemGrad")
+@RegisterGradient("GetItemGrad", reads_outputs=False)
 def _getitem_grad_grad(op, ddz):
     return (_getitem(ddz, op.attrs["key"], op.attrs["accumulate"]),)
 
@@ -242,7 +242,7 @@ def _gather(op_type, params, indices, axis):
     return emit("Gather", data, dev, (params,), {"axis": axis, "indices": idx})
 
 
-@RegisterGradient("Gather")
+@RegisterGradient("Gather", reads_outputs=False)
 def _gather_grad(op, dy):
     # params[:, ..., :, indices] (indices at `axis`) reads what take/gather read: scatter-add back there.
     key = (slice(None),) * op.attrs["axis"] + (op.attrs["indices"],)

@@ -75,7 +75,7 @@ def _rmatmul(self, other):
     return matmul(other, self)
 
 
-@RegisterGradient("MatMul")
+@RegisterGradient("MatMul", reads_outputs=False)
 def _matmul_grad(op, dy):
     # C = A B:  dA = dC B^T,  dB = A^T dC  (with transposed operands, the rows of the table below)
     a, b = op.inputs
@@ -223,7 +223,7 @@ def _einsum_operand_grad(k, subs, output, inputs, dy):
     return g
 
 
-@RegisterGradient("Einsum")
+@RegisterGradient("Einsum", reads_outputs=False)
 def _einsum_grad(op, dy):
     subs, output = op.attrs["subs"], op.attrs["output"]
     inputs = op.inputs
@@ -295,7 +295,7 @@ def tensordot(a, b, axes=2):
                 {"subs": ["".join(sub_a), "".join(sub_b)], "output": free_a + free_b})
 
 
-@RegisterGradient("TensorDot")
+@RegisterGradient("TensorDot", reads_outputs=False)
 def _tensordot_grad(op, dy):
     subs, output = op.attrs["subs"], op.attrs["output"]
     return tuple(_einsum_operand_grad(k, subs, output, op.inputs, dy) if need else None

@@ -183,7 +183,7 @@ def softmax_cross_entropy(logits, labels, reduction="mean"):
 _REDUCED = {"mean": {"reduction": "mean"}, "sum": {"reduction": "sum"}}  # shared: records never change attrs
 
 
-@RegisterGradient("SoftmaxCrossEntropy")
+@RegisterGradient("SoftmaxCrossEntropy", reads_outputs=False)
 def _softmax_cross_entropy_grad(op, dy):
     # per example: (probs - onehot) * dy; a mean spreads dy / rows over the examples, a sum dy itself
     _, labels, probs = op.inputs
@@ -224,7 +224,7 @@ def softmax_cross_entropy_grad(probs, labels, dy):
     return emit("SoftmaxCrossEntropyGrad", data, dev, (probs, labels, dy))
 
 
-@RegisterGradient("SoftmaxCrossEntropyGrad")
+@RegisterGradient("SoftmaxCrossEntropyGrad", reads_outputs=False)
 def _softmax_cross_entropy_grad_grad(op, g):
     # out = (probs - onehot) * dy:  d/dprobs = g * dy,  d/ddy = sum_c g * (probs - onehot)
     probs, labels, dy = op.inputs
@@ -265,7 +265,7 @@ def sigmoid_cross_entropy(logits, targets, reduction="mean"):
     return _reduce(emit("SigmoidCrossEntropy", out, x._device, (x, z)), reduction)
 
 
-@RegisterGradient("SigmoidCrossEntropy")
+@RegisterGradient("SigmoidCrossEntropy", reads_outputs=False)
 def _sigmoid_cross_entropy_grad(op, dy):
     # d/dx = sigmoid(x) - z,  d/dz = -x
     x, z = op.inputs

@@ -32,7 +32,7 @@ def square(x):
     return emit("Square", data, x._device, (x,))
 
 
-@RegisterGradient("Square")
+@RegisterGradient("Square", reads_outputs=False, donates_dy=True)
 def _square_grad(op, dy):
     return (square_grad(op.inputs[0], dy),)
 
@@ -56,7 +56,7 @@ def square_grad(x, dy):
     return hot_grad("SquareGrad", "square_grad", _square_grad_cpu, x, dy)
 
 
-@RegisterGradient("SquareGrad")
+@RegisterGradient("SquareGrad", reads_outputs=False)
 def _square_grad_grad(op, g):
     x, dy = op.inputs
     return multiply(g, 2.0 * dy), square_grad(x, g)
@@ -78,7 +78,7 @@ def sqrt(x):
     return emit("Sqrt", data, x._device, (x,))
 
 
-@RegisterGradient("Sqrt")
+@RegisterGradient("Sqrt", donates_dy=True)
 def _sqrt_grad(op, dy):
     return (sqrt_grad(op.outputs[0], dy),)
 
@@ -119,7 +119,7 @@ def rsqrt(x):
     return emit("Rsqrt", xp.reciprocal(xp.sqrt(x._data)), x._device, (x,))
 
 
-@RegisterGradient("Rsqrt")
+@RegisterGradient("Rsqrt", donates_dy=True)
 def _rsqrt_grad(op, dy):
     return (rsqrt_grad(op.outputs[0], dy),)
 
@@ -141,7 +141,7 @@ def rsqrt_grad(y, dy):
     return hot_grad("RsqrtGrad", "rsqrt_grad", _rsqrt_grad_cpu, y, dy)
 
 
-@RegisterGradient("RsqrtGrad")
+@RegisterGradient("RsqrtGrad", reads_outputs=False)
 def _rsqrt_grad_grad(op, g):
     y, dy = op.inputs
     return multiply(g, -1.5 * dy * y * y), rsqrt_grad(y, g)
@@ -159,7 +159,7 @@ def reciprocal(x):
     return emit("Reciprocal", x._device.xp.reciprocal(x._data), x._device, (x,))
 
 
-@RegisterGradient("Reciprocal")
+@RegisterGradient("Reciprocal", donates_dy=True)
 def _reciprocal_grad(op, dy):
     return (reciprocal_grad(op.outputs[0], dy),)
 
@@ -181,7 +181,7 @@ def reciprocal_grad(y, dy):
     return hot_grad("ReciprocalGrad", "reciprocal_grad", _reciprocal_grad_cpu, y, dy)
 
 
-@RegisterGradient("ReciprocalGrad")
+@RegisterGradient("ReciprocalGrad", reads_outputs=False)
 def _reciprocal_grad_grad(op, g):
     y, dy = op.inputs
     return multiply(g, -2.0 * dy * y), reciprocal_grad(y, g)
@@ -203,7 +203,7 @@ def exp(x):
     return emit("Exp", data, x._device, (x,))
 
 
-@RegisterGradient("Exp")
+@RegisterGradient("Exp", donates_dy=True)
 def _exp_grad(op, dy):
     return (exp_grad(op.outputs[0], dy),)
 
@@ -224,7 +224,7 @@ def exp_grad(y, dy):
     return hot_grad("ExpGrad", "exp_grad", _exp_grad_cpu, y, dy)
 
 
-@RegisterGradient("ExpGrad")
+@RegisterGradient("ExpGrad", reads_outputs=False)
 def _exp_grad_grad(op, g):
     y, dy = op.inputs
     return multiply(g, dy), exp_grad(y, g)
@@ -243,7 +243,7 @@ def log(x):
     return emit("Log", data, x._device, (x,))
 
 
-@RegisterGradient("Log")
+@RegisterGradient("Log", reads_outputs=False, donates_dy=True)
 def _log_grad(op, dy):
     return (log_grad(op.inputs[0], dy),)
 
@@ -302,7 +302,7 @@ def log1p(x):
     return emit("Log1p", data, x._device, (x,))
 
 
-@RegisterGradient("Log1p")
+@RegisterGradient("Log1p", reads_outputs=False)
 def _log1p_grad(op, dy):
     return (dy / (op.inputs[0] + 1.0),)
 
@@ -322,7 +322,7 @@ def sin(x):
     return emit("Sin", x._device.xp.sin(x._data), x._device, (x,))
 
 
-@RegisterGradient("Sin")
+@RegisterGradient("Sin", reads_outputs=False)
 def _sin_grad(op, dy):
     return (multiply(dy, cos(op.inputs[0])),)
 
@@ -339,7 +339,7 @@ def cos(x):
     return emit("Cos", x._device.xp.cos(x._data), x._device, (x,))
 
 
-@RegisterGradient("Cos")
+@RegisterGradient("Cos", reads_outputs=False)
 def _cos_grad(op, dy):
     return (negative(multiply(dy, sin(op.inputs[0]))),)
 

@@ -61,7 +61,7 @@ def dropout(x, rate, training=True, seed=None):
     return emit("Dropout", x._data * mask, dev, (x,), {"mask": mask, "rate": rate})
 
 
-@RegisterGradient("Dropout")
+@RegisterGradient("Dropout", reads_outputs=False)
 def _dropout_grad(op, dy):
     # y = x * mask:  dx = dy * mask, the same op on dy
     mask = op.attrs["mask"]

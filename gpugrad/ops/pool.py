@@ -120,7 +120,7 @@ def _max_pool_select(x, attrs):
     return emit("MaxPool2D", out, x._device, (x,), attrs)
 
 
-@RegisterGradient("MaxPool2D")
+@RegisterGradient("MaxPool2D", reads_outputs=False)
 def _max_pool2d_grad(op, dy):
     return (_max_pool_route(dy, op.attrs),)
 
@@ -166,7 +166,7 @@ def max_pool2d_grad(x, dy, kernel_size, stride=None, padding=0):
     return _max_pool_route(dy, {"argmax": arg, "kernel": kernel, "geom": geom, "x_shape": x.shape})
 
 
-@RegisterGradient("MaxPool2DGrad")
+@RegisterGradient("MaxPool2DGrad", reads_outputs=False)
 def _max_pool2d_grad_grad(op, g):
     return (_max_pool_select(g, op.attrs),)
 
@@ -207,7 +207,7 @@ def _avg_pool(x, attrs):
     return emit("AvgPool2D", out, x._device, (x,), attrs)
 
 
-@RegisterGradient("AvgPool2D")
+@RegisterGradient("AvgPool2D", reads_outputs=False)
 def _avg_pool2d_grad(op, dy):
     return (_avg_pool_spread(dy, op.attrs),)
 
@@ -247,7 +247,7 @@ def avg_pool2d_grad(dy, x_shape, kernel_size, stride=None, padding=0):
     return _avg_pool_spread(dy, {"kernel": kernel, "geom": geom, "x_shape": x_shape, "out_hw": out_hw})
 
 
-@RegisterGradient("AvgPool2DGrad")
+@RegisterGradient("AvgPool2DGrad", reads_outputs=False)
 def _avg_pool2d_grad_grad(op, g):
     return (_avg_pool(unary(g), op.attrs),)
 

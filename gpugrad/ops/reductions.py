@@ -86,7 +86,7 @@ def mean_data(d, device, axes, keepdims=False):
     return out
 
 
-@RegisterGradient("Sum")
+@RegisterGradient("Sum", reads_outputs=False)
 def _sum_grad(op, dy):
     return (expand_to(dy, op.inputs[0].shape, op.attrs["axes"]),)
 
@@ -104,7 +104,7 @@ def mean(x, axis=None, keepdims=False):
     return emit("Mean", mean_data(x._data, x._device, axes, keepdims), x._device, (x,), {"axes": axes})
 
 
-@RegisterGradient("Mean")
+@RegisterGradient("Mean", reads_outputs=False)
 def _mean_grad(op, dy):
     x = op.inputs[0]
     axes = op.attrs["axes"]
@@ -206,7 +206,7 @@ def prod(x, axis=None, keepdims=False):
     return emit("Prod", x._data.prod(axis=axes, keepdims=keepdims), x._device, (x,), {"axes": axes})
 
 
-@RegisterGradient("Prod")
+@RegisterGradient("Prod", reads_outputs=False)
 def _prod_grad(op, dy):
     # d prod / d x_i = the product of the others in x_i's group; no division by x_i
     x = op.inputs[0]
@@ -346,7 +346,7 @@ def _deviation_scale(op, factor):
     return centered, (factor / n if n > 0 else float("nan"))
 
 
-@RegisterGradient("Var")
+@RegisterGradient("Var", reads_outputs=False)
 def _var_grad(op, dy):
     # d var / d x_i = 2 (x_i - mean) / (N - ddof)
     centered, scale = _deviation_scale(op, 2.0)

@@ -33,7 +33,7 @@ def reshape(x, shape):
     return emit("Reshape", unaliased(x, out), x._device, (x,))
 
 
-@RegisterGradient("Reshape")
+@RegisterGradient("Reshape", reads_outputs=False)
 def _reshape_grad(op, dy):
     return (reshape(dy, op.inputs[0].shape),)
 
@@ -57,7 +57,7 @@ def broadcast_to(x, shape):
     return emit("BroadcastTo", unaliased(x, out), x._device, (x,))
 
 
-@RegisterGradient("BroadcastTo")
+@RegisterGradient("BroadcastTo", reads_outputs=False)
 def _broadcast_to_grad(op, dy):
     return (dy,)  # the tape sums dy back to the input's shape
 
@@ -150,7 +150,7 @@ def transpose(x, axes=None):
 _REVERSED = [tuple(range(n - 1, -1, -1)) for n in range(8)]
 
 
-@RegisterGradient("Transpose")
+@RegisterGradient("Transpose", reads_outputs=False)
 def _transpose_grad(op, dy):
     axes = op.attrs["axes"]
     n = len(axes)
@@ -239,7 +239,7 @@ def concat(tensors, axis=0):
     return emit("Concat", data, ts[0]._device, tuple(ts), {"axis": axis, "sizes": sizes})
 
 
-@RegisterGradient("Concat")
+@RegisterGradient("Concat", reads_outputs=False)
 def _concat_grad(op, dy):
     return tuple(split(dy, list(op.attrs["sizes"]), op.attrs["axis"]))
 
@@ -262,7 +262,7 @@ def stack(tensors, axis=0):
     return emit("Stack", data, ts[0]._device, tuple(ts), {"axis": axis})
 
 
-@RegisterGradient("Stack")
+@RegisterGradient("Stack", reads_outputs=False)
 def _stack_grad(op, dy):
     parts = split(dy, len(op.inputs), op.attrs["axis"])
     return tuple(reshape(p, t.shape) for p, t in zip(parts, op.inputs))
@@ -311,7 +311,7 @@ def split(x, num_or_sizes, axis=0):
     return emit_many("Split", [unaliased(x, d) for d in datas], x._device, (x,), {"axis": axis})
 
 
-@RegisterGradient("Split")
+@RegisterGradient("Split", reads_outputs=False)
 def _split_grad(op, *dys):
     return (concat(list(dys), op.attrs["axis"]),)  # unused outputs arrive as zeros
 
@@ -373,7 +373,7 @@ def _pad_widths(pad_width, ndim):
     return tuple((int(b), int(a)) for b, a in (pairs * ndim if len(pairs) == 1 else pairs))
 
 
-@RegisterGradient("Pad")
+@RegisterGradient("Pad", reads_outputs=False)
 def _pad_grad(op, dy):
     from .indexing import getitem
 

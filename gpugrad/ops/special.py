@@ -175,7 +175,7 @@ def erf(x):
     return emit("Erf", _erf_array(x._device, x._data), x._device, (x,))
 
 
-@RegisterGradient("Erf")
+@RegisterGradient("Erf", reads_outputs=False)
 def _erf_grad(op, dy):
     # d erf / dx = 2 / sqrt(pi) * exp(-x^2)
     return (multiply(dy, exp(-square(op.inputs[0])) * _TWO_OVER_SQRT_PI),)
@@ -200,7 +200,7 @@ def gelu(x):
     return emit("Gelu", x._data * _normal_cdf_array(x._device, x._data), x._device, (x,))
 
 
-@RegisterGradient("Gelu")
+@RegisterGradient("Gelu", reads_outputs=False)
 def _gelu_grad(op, dy):
     return (hot_grad("GeluGrad", "gelu_grad", _gelu_grad_cpu, op.inputs[0], dy),)
 
@@ -223,7 +223,7 @@ def gelu_grad(x, dy):
     return hot_grad("GeluGrad", "gelu_grad", _gelu_grad_cpu, x, dy)
 
 
-@RegisterGradient("GeluGrad")
+@RegisterGradient("GeluGrad", reads_outputs=False)
 def _gelu_grad_grad(op, g):
     # d/dx [dy (Phi + x phi)] = dy phi(x) (2 - x^2), since phi'(x) = -x phi(x)
     x, dy = op.inputs
