@@ -394,3 +394,18 @@ def test_custom_gradient_with_the_wrong_number_of_gradients_is_a_value_error():
         z = f(x, y)
     with pytest.raises(ValueError, match="returned 1 input gradients; expected 2"):
         tape.gradient(z, [x, y])
+
+
+def test_jacobian_inside_a_persistent_block_is_recorded_and_keeps_watched_variables():
+    x = gg.tensor([1.0, 2.0], dtype=gg.float64)
+    with gg.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x * x * x
+        j = tape.jacobian(y, x)  # diag(3 x^2), recorded on the tape itself
+        s = gg.sum(j)
+    assert tape.gradient(s, x).numpy().tolist() == [6.0, 12.0]  # d/dx sum(3 x^2) = 6 x
+    v = gg.Variable([1.0, 2.0])
+    with gg.GradientTape() as once:
+        z = v * v
+    once.jacobian(z, v)
+    assert once.watched_variables() == (v,)
