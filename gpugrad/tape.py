@@ -319,7 +319,7 @@ def _backward(records, seeds, source_ids, release=False, reached=None):
             gd, td = g._data, t._data
             if gd.shape != td.shape:
                 g = _unbroadcast(g, t, op_type)
-            if gd.dtype != td.dtype:  # a gradient has its input's dtype, as in PyTorch
+            if gd.dtype is not td.dtype and gd.dtype != td.dtype:  # a gradient has its input's dtype (PyTorch)
                 if td.dtype.kind not in "fc":
                     continue  # an integer input has no gradient
                 g = cast(g, td.dtype)

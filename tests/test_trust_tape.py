@@ -409,3 +409,33 @@ def test_jacobian_inside_a_persistent_block_is_recorded_and_keeps_watched_variab
         z = v * v
     once.jacobian(z, v)
     assert once.watched_variables() == (v,)
+
+
+def test_asyncio_tasks_of_one_thread_share_its_tapes_as_a_thread_local_would():
+    import asyncio
+
+    x = gg.tensor([1.0, 2.0])
+
+    async def square():
+        return x * x
+
+    async def main():
+        with gg.GradientTape() as tape:
+            tape.watch(x)
+            y = gg.sum(await asyncio.create_task(square()))
+        return tape.gradient(y, x)
+
+    assert asyncio.run(main()).numpy().tolist() == [2.0, 4.0]
+
+
+def test_a_pool_worker_thread_does_not_record_on_the_callers_tape():
+    from concurrent.futures import ThreadPoolExecutor
+
+    x = gg.tensor([1.0, 2.0])
+    with ThreadPoolExecutor(2) as pool:
+        with gg.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            pool.submit(lambda: (x * 3.0, x + 1.0)).result()
+            y = gg.sum(x * x)
+        assert [r[0] for r in tape._ops] == ["Mul", "Sum"]
+        assert tape.gradient(y, x).numpy().tolist() == [2.0, 4.0]
