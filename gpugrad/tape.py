@@ -218,6 +218,8 @@ class GradientTape:
                 if g.shape != t.shape:
                     raise ShapeError(
                         f"output_gradients has shape {g.shape} but its target has shape {t.shape}")
+                if g.dtype != t.dtype:  # the sweep starts in the target's dtype, as every gradient keeps its tensor's
+                    g = cast(g, t.dtype)
             key = id(t)
             seeds[key] = g if key not in seeds else add(seeds[key], g)
         return seeds

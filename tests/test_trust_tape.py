@@ -439,3 +439,12 @@ def test_a_pool_worker_thread_does_not_record_on_the_callers_tape():
             y = gg.sum(x * x)
         assert [r[0] for r in tape._ops] == ["Mul", "Sum"]
         assert tape.gradient(y, x).numpy().tolist() == [2.0, 4.0]
+
+
+def test_output_gradients_of_another_dtype_start_the_sweep_in_the_targets_dtype():
+    x = gg.tensor(np.array([1.0, 2.0], np.float32))
+    with gg.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    g = tape.gradient(y, x, output_gradients=np.array([1.0, 0.5]))  # float64 weights
+    assert g.dtype == np.float32 and g.numpy().tolist() == [2.0, 2.0]
