@@ -28,11 +28,20 @@ def compute_gradient(f, xs, delta=1e-3):
 
 
 def max_error(theoretical, numerical):
-    """The largest absolute difference between matching Jacobians."""
+    """The largest absolute difference between matching Jacobians; inf where either holds a NaN.
+
+    Example:
+        >>> import numpy as np
+        >>> max_error([np.array([[1.0, np.nan]])], [np.array([[1.5, 0.0]])])
+        inf
+    """
     worst = 0.0
     for t, n in zip(theoretical, numerical):
         if t.size:
-            worst = max(worst, float(np.max(np.abs(np.asarray(t, np.float64) - np.asarray(n, np.float64)))))
+            diff = np.abs(np.asarray(t, np.float64) - np.asarray(n, np.float64))
+            if np.isnan(diff).any():
+                return float("inf")  # a NaN is no match for anything (Python's max would skip it)
+            worst = max(worst, float(np.max(diff)))
     return worst
 
 

@@ -448,3 +448,11 @@ def test_output_gradients_of_another_dtype_start_the_sweep_in_the_targets_dtype(
         y = x * x
     g = tape.gradient(y, x, output_gradients=np.array([1.0, 0.5]))  # float64 weights
     assert g.dtype == np.float32 and g.numpy().tolist() == [2.0, 2.0]
+
+
+def test_the_gradient_checker_counts_a_nan_as_a_mismatch():
+    from gpugrad.gradient_checker import max_error
+
+    assert max_error([np.array([[np.nan, 1.0]])], [np.array([[0.0, 1.0]])]) == float("inf")
+    assert max_error([np.array([[0.0, 1.0]])], [np.array([[0.0, np.nan]])]) == float("inf")
+    assert max_error([np.array([[0.0, 1.0]])], [np.array([[0.0, 1.5]])]) == 0.5

@@ -5,6 +5,7 @@ Rules return one gradient per input at the broadcast output's shape; the tape
 sums each back to its input's shape.
 """
 import functools
+import math
 import operator
 
 import numpy as np
@@ -12,8 +13,8 @@ import numpy as np
 from ..errors import ShapeError
 from ..registry import NotDifferentiable, RegisterGradient
 from ..tensor import Tensor
-from .base import (CPU, ONE, SELECT_MIN, UINT_OF, binary, binary_error, emit, emit_many, fused, hot_grad, same_device,
-                   select, unary)
+from .base import (CPU, ONE, SELECT_MIN, UINT_OF, ZERO, binary, binary_error, emit, emit_many, fused, hot_grad,
+                   same_device, select, unary)
 
 __all__ = ['add', 'subtract', 'negative', 'multiply', 'divide', 'div_grad', 'power', 'pow_grad', 'abs', 'abs_grad',
            'sign', 'maximum', 'maximum_grad', 'minimum', 'minimum_grad', 'where', 'clip', 'clip_grad']
@@ -190,6 +191,8 @@ def _pow_grad(op, dy):
     need_x, need_y = op.needs_grad
     if y._data.dtype.kind == "b":  # a boolean exponent has no gradient, and y - 1 must be a number
         y = Tensor._wrap(y._data.astype(dy._data.dtype), y._device)
+    if not need_x:  # a base of 1 where x <= 0 (gy is 0 there either way) keeps the unused gx finite:
+        x = where(x._data > 0, x, 1.0)  # d(0 ** 0.5)/dx = inf would be an anomaly to gg.detect_anomaly
     gx, gy = pow_grad(x, y, dy)
     return (gx if need_x else None), (gy if need_y else None)
 
@@ -197,6 +200,9 @@ def _pow_grad(op, dy):
 def _pow_grad_cpu(x, y, dy):
     # d(x^y)/dx = y x^(y-1);  d(x^y)/dy = x^y log(x), taken as 0 where x <= 0
     gx = dy * (y * np.power(x, y - ONE[y.dtype]))
+    if math.isnan(np.vdot(gx, gx)):  # a NaN in gx (squares cannot cancel): one pass, no temporary
+        # 0 * inf or 0 * NaN: at x <= 0 a zero y (x^0 = 1) or a zero dy contributes 0
+        gx = np.where(np.isnan(gx) & (x <= 0) & ((y == 0) | (dy == 0)), ZERO[gx.dtype], gx)
     positive = x > 0
     safe_x = np.where(positive, x, ONE[x.dtype])
     gy = np.where(positive, dy * (np.power(safe_x, y) * np.log(safe_x)), dy.dtype.type(0))
@@ -206,13 +212,19 @@ def _pow_grad_cpu(x, y, dy):
 def pow_grad(x, y, dy):
     """The fused gradient of x ** y: ``(dy y x**(y-1), dy x**y log(x))`` in one pass.
 
-    The second part is 0 where x <= 0, where x ** y has no derivative in y.
+    The first part is 0 where x <= 0 and y or dy is 0, where ``x**(y-1)`` may be
+    inf or NaN: ``x**0`` is constant, and a zero upstream gradient (an unused
+    output, the branch ``where`` did not pick, another row of a Jacobian)
+    contributes nothing. The second part is 0 where x <= 0, where x ** y has no
+    derivative in y.
 
     Example:
         >>> import gpugrad as gg
         >>> gx, gy = gg.ops.pow_grad(gg.tensor(2.0), gg.tensor(3.0), gg.tensor(1.0))
         >>> gx.item(), round(gy.item(), 4)
         (12.0, 5.5452)
+        >>> gg.ops.pow_grad(gg.tensor(0.0), gg.tensor(0.0), gg.tensor(1.0))[0].item()  # d(x**0)/dx at 0
+        0.0
     """
     dev = same_device((x, y, dy), "PowGrad")
     gx, gy = fused("pow_grad", _pow_grad_cpu, dev, x._data, y._data, dy._data)
@@ -224,20 +236,35 @@ def _pow_grad_grad(op, ggx, ggy):
     # gx = dy y x^(y-1), gy = dy x^y L with L = log(x) (0 where x <= 0). Partials:
     #   dgx/dx = dy y (y-1) x^(y-2)      dgx/dy = dgy/dx = dy x^(y-1) (1 + y L)
     #   dgy/dy = dy x^y L^2              dgx/ddy = y x^(y-1),  dgy/ddy = x^y L
+    # The terms in L vanish at x <= 0 and take powers of a safe base s (1 there); the two that
+    # take powers of x itself go through _scaled_power. So no branch holds an inf or a NaN.
     x, y, dy = op.inputs
     need_x, need_y, need_dy = op.needs_grad
     positive = x._data > 0
-    log_x = log(where(positive, x, 1.0))
-    x_pow_y_1 = power(x, y - 1.0)
-    mixed = where(positive, dy * x_pow_y_1 * (1.0 + y * log_x), 0.0) if need_x or need_y else None
+    safe_x = where(positive, x, 1.0)
+    log_x = log(safe_x)
+    mixed = where(positive, dy * power(safe_x, y - 1.0) * (1.0 + y * log_x), 0.0) if need_x or need_y else None
     grad_x = grad_y = grad_dy = None
     if need_x:
-        grad_x = ggx * (dy * y * (y - 1.0) * power(x, y - 2.0)) + ggy * mixed
+        grad_x = _scaled_power(ggx * dy, y * (y - 1.0), x, y - 2.0) + ggy * mixed
     if need_y:
-        grad_y = ggx * mixed + ggy * (dy * power(x, y) * square(log_x))
+        grad_y = ggx * mixed + ggy * (dy * power(safe_x, y) * square(log_x))
     if need_dy:
-        grad_dy = ggx * (y * x_pow_y_1) + ggy * (power(x, y) * log_x)
+        grad_dy = _scaled_power(ggx, y, x, y - 1.0) + ggy * (power(safe_x, y) * log_x)
     return grad_x, grad_y, grad_dy
+
+
+def _scaled_power(g, k, x, e):
+    """``g * k * x**e``, 0 where x <= 0 and g or k is 0 (there ``x**e`` may be inf or NaN).
+
+    A zero k is a vanishing coefficient (``d2(x**1)/dx2 = 1 * 0 * x**-1``), a zero g a
+    cotangent that contributes nothing (a zero filled in for an unused output). At those
+    elements the power takes base 1, so no gradient of it meets an inf either.
+    """
+    dead = (x._data <= 0) & ((g._data == 0) | (k._data == 0))
+    if not dead.any():
+        return g * k * power(x, e)
+    return where(dead, 0.0, g * k * power(where(dead, 1.0, x), e))
 
 
 # ---------------------------------------------------------------- abs, sign

@@ -45,6 +45,21 @@ def _reduce(losses, reduction):
     return sum(losses) if reduction == "sum" else losses
 
 
+# A target that is one number (Python's or a NumPy scalar) applies to every element; any other is a tensor
+_NUMBERS = (int, float, np.number)
+
+
+def _shape_error(op_name, a_name, a, b_name, b):
+    """The ShapeError of a loss whose two operands differ in shape (losses never broadcast)."""
+    try:
+        hint = f"; broadcast, they would make a loss of shape {np.broadcast_shapes(a.shape, b.shape)}"
+    except ValueError:
+        hint = ""
+    return ShapeError(f"op {op_name!r} needs {a_name} and {b_name} of one shape, got {a_name} of shape {a.shape} "
+                      f"and {b_name} of shape {b.shape}{hint}; reshape one of them (or pass one number as "
+                      f"{b_name})")
+
+
 # ---------------------------------------------------------------- softmax, log_softmax
 
 
@@ -204,7 +219,8 @@ def softmax_cross_entropy_grad(probs, labels, dy):
 
     ``probs`` (..., C) are the softmax probabilities, ``labels`` int64 (...),
     ``dy`` (...) the upstream gradient of each example's loss, or one 0-d
-    gradient shared by every example (of a mean or sum of the losses).
+    gradient shared by every example (of a mean or sum of the losses). Other
+    shapes raise ShapeError (nothing broadcasts).
 
     Example:
         >>> import gpugrad as gg
@@ -213,6 +229,11 @@ def softmax_cross_entropy_grad(probs, labels, dy):
         [[0.5, -0.5]]
     """
     dev = same_device((probs, labels, dy), "SoftmaxCrossEntropyGrad")
+    rows = probs.shape[:-1]
+    if labels.shape != rows or (dy.shape != rows and dy.shape != ()):  # the kernel reads both by row, unchecked
+        raise ShapeError(f"op 'SoftmaxCrossEntropyGrad' needs labels of shape {rows} and dy of shape {rows} or () "
+                         f"for probs of shape {probs.shape}, got labels of shape {labels.shape} and dy of shape "
+                         f"{dy.shape}")
     if dev is CPU:
         data = _softmax_cross_entropy_grad_cpu(probs._data, labels._data, dy._data)
     else:  # the kernel reads probs by flat index and labels, dy by row
@@ -245,23 +266,29 @@ def sigmoid_cross_entropy(logits, targets, reduction="mean"):
     """Binary cross-entropy of ``sigmoid(logits)`` against ``targets`` in [0, 1], elementwise.
 
     Computed as ``max(x, 0) - x * z + log1p(exp(-|x|))``, finite for any
-    logit. ``targets`` broadcast against ``logits`` and get a gradient too.
+    logit. ``targets`` have the shape of ``logits``, or are one number for
+    every element; other shapes raise ShapeError rather than broadcast (logits
+    of shape (4, 1) against targets of shape (4,) would average a (4, 4)
+    matrix). Targets get a gradient too.
 
     Example:
         >>> import gpugrad as gg
         >>> losses = gg.sigmoid_cross_entropy(gg.tensor([0.0, 100.0]), [1.0, 1.0], reduction="none")
         >>> [round(v, 4) for v in losses.numpy().tolist()]
         [0.6931, 0.0]
+        >>> try:
+        ...     gg.sigmoid_cross_entropy(gg.tensor([[0.0], [100.0]]), [1.0, 1.0])
+        ... except gg.ShapeError as e:
+        ...     print(str(e).split(", got ")[1].split(";")[0])
+        logits of shape (2, 1) and targets of shape (2,)
     """
     _check_reduction(reduction, "sigmoid_cross_entropy")
     x, z = binary(logits, targets, "SigmoidCrossEntropy")
+    if x._data.shape != z._data.shape and not isinstance(targets, _NUMBERS):
+        raise _shape_error("SigmoidCrossEntropy", "logits", x, "targets", z)
     xp = x._device.xp
     xd = x._data
-    try:
-        out = relu_data(xd, x._device) - xd * z._data + xp.log1p(xp.exp(-xp.abs(xd)))
-    except ValueError:
-        raise ShapeError(f"op 'SigmoidCrossEntropy' cannot broadcast logits of shape {x.shape} "
-                         f"with targets of shape {z.shape}") from None
+    out = relu_data(xd, x._device) - xd * z._data + xp.log1p(xp.exp(-xp.abs(xd)))
     return _reduce(emit("SigmoidCrossEntropy", out, x._device, (x, z)), reduction)
 
 
@@ -276,14 +303,30 @@ def _sigmoid_cross_entropy_grad(op, dy):
 def mse(pred, target, reduction="mean"):
     """Mean squared error: ``(pred - target) ** 2``, reduced by ``reduction``.
 
-    Composed of subtract, square and mean, so it needs no gradient of its own.
+    ``target`` has the shape of ``pred``, or is one number for every element;
+    other shapes raise ShapeError rather than broadcast (predictions of shape
+    (4, 1) against targets of shape (4,) would average a (4, 4) matrix; PyTorch
+    warns of this). Composed of subtract, square and mean, so it needs no
+    gradient of its own.
 
     Example:
         >>> import gpugrad as gg
         >>> gg.mse(gg.tensor([1.0, 2.0]), gg.tensor([0.0, 0.0])).item()
         2.5
+        >>> gg.mse(gg.tensor([1.0, 2.0]), 1.0).item()
+        0.5
+        >>> try:
+        ...     gg.mse(gg.tensor([[1.0], [2.0]]), gg.tensor([0.0, 0.0]))
+        ... except gg.ShapeError as e:
+        ...     print(str(e).split("; ")[0])
+        op 'mse' needs pred and target of one shape, got pred of shape (2, 1) and target of shape (2,)
     """
     _check_reduction(reduction, "mse")
+    if not isinstance(target, _NUMBERS):
+        if pred.__class__ is not Tensor or target.__class__ is not Tensor:
+            pred, target = binary(pred, target, "mse")  # arrays, lists, Variables: as subtract takes them
+        if pred._data.shape != target._data.shape:
+            raise _shape_error("mse", "pred", pred, "target", target)
     return _reduce(square(subtract(pred, target)), reduction)
 
 

@@ -175,13 +175,15 @@ def min(x, axis=None, keepdims=False):  # noqa: A001 - NumPy's name
 @RegisterGradient("Max")
 @RegisterGradient("Min")
 def _extremum_grad(op, dy):
-    # dy goes to the elements equal to the result, 1/k each for a k-way tie (as TensorFlow)
+    # dy goes to the elements equal to the result, 1/k each for a k-way tie (as TensorFlow); selected,
+    # not multiplied by a 0/1 mask, so the others get 0 also where dy is inf (sqrt(max(x)) at 0)
     x = op.inputs[0]
     axes = op.attrs["axes"]
     kept = kept_shape(x.shape, axes)
-    hits = (x._data == op.outputs[0]._data.reshape(kept)).astype(float_dtype_of(x._data))
-    hits /= x._device.xp.maximum(hits.sum(axis=axes, keepdims=True), 1)  # a fresh array: ours to divide
-    return (multiply(keepdims_grad(dy, x.shape, axes), hits),)
+    xp = x._device.xp
+    hit = x._data == op.outputs[0]._data.reshape(kept)
+    share = xp.reciprocal(xp.maximum(hit.sum(axis=axes, keepdims=True), 1).astype(float_dtype_of(x._data)))  # 1/k
+    return (where(hit, multiply(keepdims_grad(dy, x.shape, axes), share), 0.0),)
 
 
 # ---------------------------------------------------------------- prod
@@ -356,10 +358,20 @@ def _var_grad(op, dy):
 def std(x, axis=None, keepdims=False, ddof=0):
     """Standard deviation over ``axis``: the square root of :func:`var`.
 
+    Its gradient is 0 where the result is 0: over one element (std is constant
+    there, so that is exact) and where all elements are equal (a kink, where 0
+    is the subgradient PyTorch picks too), not 0 / 0.
+
     Example:
         >>> import gpugrad as gg
         >>> gg.std(gg.tensor([[1.0, 3.0], [2.0, 2.0]]), axis=1).numpy().tolist()
         [1.0, 0.0]
+        >>> x = gg.tensor([[1.0, 3.0], [2.0, 2.0]])
+        >>> with gg.GradientTape() as tape:
+        ...     tape.watch(x)
+        ...     s = gg.std(x, axis=1)
+        >>> tape.gradient(s, x).numpy().tolist()
+        [[-0.5, 0.5], [0.0, 0.0]]
     """
     x = unary(x)
     axes = normalize_axis(axis, x.ndim)
@@ -371,10 +383,16 @@ def std(x, axis=None, keepdims=False, ddof=0):
 
 @RegisterGradient("Std")
 def _std_grad(op, dy):
-    # d std / d x_i = (x_i - mean) / ((N - ddof) std); infinite where std is 0, as in NumPy
+    # d std / d x_i = (x_i - mean) / ((N - ddof) std), taken as 0 where std is 0 (see std)
     centered, scale = _deviation_scale(op, 1.0)
-    return (multiply(keepdims_grad(dy / op.outputs[0], centered.shape, op.attrs["axes"]),
+    return (multiply(keepdims_grad(_over_std(dy, op.outputs[0]), centered.shape, op.attrs["axes"]),
                      centered * scale),)
+
+
+def _over_std(dy, std):
+    """``dy / std``, 0 where std is 0 (0 / 0 there), with no 0 in a denominator for an outer tape."""
+    flat = std._data == 0
+    return where(flat, 0.0, dy / where(flat, 1.0, std))
 
 
 # ---------------------------------------------------------------- argmax, argmin

@@ -15,7 +15,7 @@ import numpy as np
 from ..backend import CPU
 from ..registry import RegisterGradient
 from ..tensor import Tensor
-from .arithmetic import multiply
+from .arithmetic import minimum, multiply
 from .base import emit, float_dtype_of, hot_grad, unary
 from .math import exp, square
 
@@ -223,11 +223,16 @@ def gelu_grad(x, dy):
     return hot_grad("GeluGrad", "gelu_grad", _gelu_grad_cpu, x, dy)
 
 
+# x^2 beyond this has phi(x) = exp(-x^2 / 2) / sqrt(2 pi) = 0 in every float dtype (exp(-1000) = 0 in float64)
+_X2_PAST_UNDERFLOW = 2000.0
+
+
 @RegisterGradient("GeluGrad", reads_outputs=False)
 def _gelu_grad_grad(op, g):
-    # d/dx [dy (Phi + x phi)] = dy phi(x) (2 - x^2), since phi'(x) = -x phi(x)
+    # d/dx [dy (Phi + x phi)] = dy phi(x) (2 - x^2), since phi'(x) = -x phi(x); x^2 is capped where
+    # phi is 0 anyway, so an x^2 overflowing to inf (float16 at |x| = 256) gives 0, not 0 * -inf
     x, dy = op.inputs
-    x2 = square(x)
+    x2 = minimum(square(x), _X2_PAST_UNDERFLOW)
     pdf = exp(x2 * -0.5) * _INV_SQRT_2PI
     return multiply(g, dy * pdf * (2.0 - x2)), gelu_grad(x, g)
 

@@ -33,6 +33,12 @@ def both_outputs(fused_grad):
     return fn
 
 
+def with_exact_zeros(rng):
+    """Values in [-2, 2] with every third one exactly 0 (where x ** (y - 1) is inf or NaN)."""
+    x = rng.uniform(-2, 2, size=S)
+    return [np.where(np.arange(x.size).reshape(S) % 3 == 0, 0.0, x)]
+
+
 def away_from_clip_bounds(rng):
     """x away from the bounds -1 and 1 of clip, and an upstream gradient."""
     x = rng.choice([-1.5, -0.5, 0.3, 0.8, 1.7], size=S) + rng.uniform(-0.1, 0.1, S)
@@ -53,6 +59,9 @@ SPECS = [
     OpSpec("Neg", gg.negative, [S]),
     OpSpec("Pow", gg.power, [S, S], draw=positive(S, S)),
     OpSpec("Pow", lambda x: gg.power(x, 3.0), [S], label="scalar_exponent"),
+    # x ** 0 and x ** 1 at x = 0: every derivative finite (no 0 * 0 ** -1)
+    OpSpec("Pow", lambda x: gg.power(x, 0.0), [S], draw=with_exact_zeros, label="zeroth_power_at_zero"),
+    OpSpec("Pow", lambda x: gg.power(x, 1.0), [S], draw=with_exact_zeros, label="first_power_at_zero"),
     OpSpec("Abs", gg.abs, [S], away_from_zero=0.1),
     OpSpec("Maximum", gg.maximum, [S, S], draw=distinct_pair),
     OpSpec("Minimum", gg.minimum, [S, S], draw=distinct_pair),

@@ -52,10 +52,13 @@ SPECS = [
     OpSpec("SigmoidCrossEntropy", lambda x, z: gg.sigmoid_cross_entropy(x, z, reduction="none"),
            [(3, 4), (3, 4)], draw=logits_and_targets((3, 4)), label="none"),
     OpSpec("SigmoidCrossEntropy", lambda x, z: gg.sigmoid_cross_entropy(x, z, reduction="sum"),
-           [(3, 4), (4,)], label="broadcast_sum",
-           draw=lambda rng: [rng.uniform(-3, 3, (3, 4)), rng.uniform(0, 1, (4,))]),
+           [(3, 4), (3, 4)], draw=logits_and_targets((3, 4)), label="sum"),
+    # losses never broadcast tensors (a ShapeError); one number is every element's target
+    OpSpec("SigmoidCrossEntropy", lambda x: gg.sigmoid_cross_entropy(x, 0.25, reduction="sum"), [(3, 4)],
+           low=-3, high=3, label="number_target_sum"),
     # mse is composed of Sub, Square and Mean: checked here as a whole
     OpSpec("Square", gg.mse, [(3, 4), (3, 4)], label="mse"),
     OpSpec("Square", lambda p, t: gg.mse(p, t, reduction="none"), [(3, 4), (3, 4)], label="mse_none"),
-    OpSpec("Square", lambda p, t: gg.mse(p, t, reduction="sum"), [(3, 4), (4,)], label="mse_sum_broadcast"),
+    OpSpec("Square", lambda p, t: gg.mse(p, t, reduction="sum"), [(3, 4), (3, 4)], label="mse_sum"),
+    OpSpec("Square", lambda p: gg.mse(p, 0.5, reduction="sum"), [(3, 4)], label="mse_number_target_sum"),
 ]

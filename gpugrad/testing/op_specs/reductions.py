@@ -83,4 +83,5 @@ SPECS = [
     OpSpec("Std", gg.std, [S]),
     OpSpec("Std", lambda x: gg.std(x, axis=1, ddof=1), [S], label="ddof1"),
     OpSpec("Std", lambda x: x.std(axis=(-1, 0), keepdims=True), [T], label="tuple"),
+    OpSpec("Std", lambda x: gg.std(x, axis=1), [(3, 1)], label="one_element"),  # constant 0: gradient 0, not 0 / 0
 ]
