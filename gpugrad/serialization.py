@@ -24,8 +24,8 @@ import threading
 
 import numpy as np
 
-from .errors import GpugradError, ShapeError
-from .tensor import Tensor, Variable
+from .errors import DTypeError, GpugradError, ShapeError
+from .tensor import Variable
 
 __all__ = ["save", "load", "CheckpointKeyError"]
 
@@ -119,9 +119,12 @@ def load(path, module_or_variables=None, strict=True):
             if value.shape != var.shape:
                 raise ShapeError(f"checkpoint {path}: {name!r} has shape {value.shape} in the file "
                                  f"but the variable has shape {var.shape}")
+            if not np.can_cast(value.dtype, var.dtype, "same_kind"):  # float values into an int variable
+                raise DTypeError(f"checkpoint {path}: {name!r} holds {value.dtype} values but the variable "
+                                 f"is {var.dtype}; NumPy's same_kind casting refuses it")
             values.append(value)
     for (_, var), value in zip(named, values):
-        var.assign(Tensor(value, dtype=var.dtype, device=var._device))
+        var.assign(value)  # cast to the variable's dtype, copied once onto its device
     return module_or_variables
 
 

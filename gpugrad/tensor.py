@@ -6,8 +6,20 @@ method forms (``x + y``, ``x.sum()``) are the op functions of :mod:`gpugrad.ops`
 installed on the class when the package is imported.
 
 dtype rules: Python floats (and lists of them) become float32, Python ints
-int64, NumPy/CuPy arrays keep their dtype unless ``dtype=`` says otherwise.
+int64, NumPy/CuPy arrays (and PyTorch/JAX arrays) keep their dtype unless
+``dtype=`` says otherwise.
+
+Memory ownership, as in PyTorch and TensorFlow: :func:`tensor` (and
+``Tensor(...)``, ``Variable(...)``) copy their data, so a later write into the
+source array cannot change a tensor a tape recorded; :func:`from_numpy` and
+:func:`from_dlpack` share the source's memory and say so. What a tensor hands
+out cannot be written: ``np.asarray(t)`` and ``t.numpy()`` are read-only views
+on the CPU (NumPy raises ``ValueError: assignment destination is read-only``),
+``t.numpy()`` of a GPU tensor is a read-only host copy and a Variable's a
+writable snapshot. ``t.data`` is the raw array, shared and writable.
 """
+import math
+
 import numpy as np
 
 from .backend import CPU, Device, get_device
@@ -26,11 +38,16 @@ def _numeric(array):
     return array
 
 
+_PYTHON_DATA = (bool, int, float, complex, list, tuple)  # np.asarray of these builds a new array
+_PYTHON_CLASSES = frozenset(_PYTHON_DATA)
+_FRESH_SOURCES = _PYTHON_DATA + (np.generic,)
+
+
 def _host_array(data, dtype):
     """A host or device array of ``data`` with gpugrad's dtype rules applied."""
     if dtype is not None:
         dtype = np.dtype(dtype)
-    if hasattr(data, "dtype") and hasattr(data, "shape"):
+    if isinstance(data, np.ndarray) or isinstance(getattr(data, "dtype", None), np.dtype):  # NumPy, CuPy
         return _numeric(data if dtype is None or data.dtype == dtype else data.astype(dtype))
     try:
         array = np.asarray(data, dtype=dtype)
@@ -38,9 +55,102 @@ def _host_array(data, dtype):
         if "inhomogeneous" not in str(e):
             raise
         raise ShapeError(f"a tensor needs nested lists of equal lengths (a rectangular array): {e}") from None
-    if dtype is None and array.dtype == np.float64:
+    if dtype is None and array.dtype == np.float64 and isinstance(data, _PYTHON_DATA):
         array = array.astype(np.float32)  # Python floats become float32
     return _numeric(array)
+
+
+def _is_foreign(data):
+    """Whether ``data`` is another library's array (PyTorch, JAX, ...), read through DLPack."""
+    return (hasattr(data, "__dlpack_device__") and not isinstance(data, (np.ndarray, np.generic))
+            and type(data).__module__.partition(".")[0] != "cupy")
+
+
+def _from_foreign(data, dev):
+    """A NumPy or CuPy view of another library's array ``data`` (not a copy yet).
+
+    A PyTorch tensor that requires grad is read through ``detach()``: a gpugrad
+    tensor made from it is a constant, so PyTorch's graph is not followed
+    (``torch.tensor(t)`` also copies the values only). Another library's GPU
+    array goes to a CPU tensor only when the caller moves it to the host.
+    """
+    if getattr(data, "requires_grad", False) and hasattr(data, "detach"):
+        data = data.detach()
+    kind, index = (int(k) for k in data.__dlpack_device__())
+    if kind == 1:  # kDLCPU
+        try:
+            return np.from_dlpack(data)
+        except (BufferError, TypeError, RuntimeError) as exc:
+            return _through_array(data, exc)
+    if kind not in (2, 13):  # kDLCUDA, kDLCUDAManaged
+        raise DeviceError(f"a {type(data).__name__} on DLPack device type {kind} is neither on the CPU nor "
+                          f"on a CUDA GPU; move it to the host first")
+    if dev is CPU:
+        raise DeviceError(
+            f"the {type(data).__name__} lives on cuda:{index} and gpugrad does not copy another library's GPU "
+            f"array to the host by itself: pass device='cuda:{index}' to keep it on the GPU, or move it to "
+            f"the host first (for PyTorch, x.cpu())")
+    return dev.backend.from_dlpack(data, index)
+
+
+def _through_array(data, exc):
+    """``np.asarray(data)`` where DLPack failed with ``exc``; DTypeError where NumPy cannot read it either."""
+    try:
+        return np.asarray(data)
+    except (TypeError, RuntimeError, ValueError):
+        raise DTypeError(f"NumPy cannot read this {type(data).__name__} ({exc}); convert it to a NumPy "
+                         f"dtype first (for PyTorch's bfloat16, x.float())") from None
+
+
+def _may_share(array, source, dev):
+    """Whether ``array``, made on ``dev`` from ``source``, may share memory with it."""
+    if array is source:
+        return True
+    if isinstance(source, (np.ndarray, dev.array_type)):
+        return array.base is not None  # a cast or a move made a new array; a view (of a subclass) shares
+    if isinstance(source, _FRESH_SOURCES):
+        return False
+    on_gpu = hasattr(array, "__cuda_array_interface__")
+    if on_gpu != hasattr(source, "__cuda_array_interface__"):
+        return False  # copied between the host and a GPU
+    return bool(dev.xp.may_share_memory(array, source))
+
+
+def _copy_on(array, dev):
+    """A copy of ``array`` on ``dev`` (CuPy copies onto the current GPU)."""
+    if dev is CPU:
+        return array.copy()
+    previous = dev.backend.use_device(dev.index)
+    try:
+        return array.copy()
+    finally:
+        if previous != dev.index:
+            dev.backend.use_device(previous)
+
+
+def _owned_array(data, dtype, dev):
+    """``data`` as an array on ``dev`` that nothing else holds: gg.tensor's copy, made at most once.
+
+    A dtype cast or a move between devices already makes a new array; only an
+    array that would otherwise be shared is copied.
+    """
+    if data.__class__ in _PYTHON_CLASSES:  # Python data: np.asarray builds a new array
+        return dev.backend.asarray(_host_array(data, dtype), None, dev.index)
+    if isinstance(data, Tensor):
+        data = data._data
+    elif not isinstance(data, (np.ndarray, dev.array_type)) and _is_foreign(data):
+        data = _from_foreign(data, dev)
+    array = dev.backend.asarray(_host_array(data, dtype), None, dev.index)
+    if array is not data and data.__class__ is array.__class__ and array.base is None:
+        return array  # a cast or a move between devices made it
+    return _copy_on(array, dev) if _may_share(array, data, dev) else array
+
+
+def _read_only(array):
+    """A view of NumPy ``array`` that refuses writes."""
+    view = array.view()
+    view.setflags(write=False)
+    return view
 
 
 def _broadcast_shape(a, b):
@@ -52,6 +162,10 @@ def _broadcast_shape(a, b):
 
 class Tensor:
     """An immutable array on a device, the value type of every op.
+
+    Nothing writes into a tensor: ``t += 1`` makes a new tensor and rebinds
+    ``t`` (as for Python numbers), ``t[i] = v`` is an error; a
+    :class:`Variable` is the mutable kind.
 
     Example:
         >>> import gpugrad as gg
@@ -68,12 +182,7 @@ class Tensor:
 
     def __init__(self, data, dtype=None, device=None):
         dev = get_device(device)
-        if isinstance(data, Tensor):
-            if isinstance(data, Variable):
-                data = data._data.copy()  # a snapshot, not a view of the mutable variable
-            else:
-                data = data._device.backend.to_numpy(data._data) if data._device is not dev else data._data
-        self._data = dev.backend.asarray(_host_array(data, dtype), None, dev.index)
+        self._data = _owned_array(data, dtype, dev)  # a copy: later writes into `data` do not show
         self._device = dev
 
     @classmethod
@@ -83,6 +192,14 @@ class Tensor:
         t._data = data
         t._device = device
         return t
+
+    @classmethod
+    def _adopt(cls, array, device=None):
+        """A Tensor that takes over NumPy or CuPy ``array``, which the caller just made and
+        hands over (nothing else holds it): moved to ``device`` if it lives elsewhere, never copied
+        otherwise."""
+        dev = get_device(device)
+        return cls._wrap(dev.backend.asarray(_numeric(array), None, dev.index), dev)
 
     # --- what the tensor holds ---------------------------------------------
     @property
@@ -108,18 +225,35 @@ class Tensor:
 
     @property
     def data(self):
-        """The raw NumPy or CuPy array (shared, not copied)."""
+        """The raw NumPy or CuPy array: shared, not copied, and writable.
+
+        A write into it changes the tensor behind the tape's back (no version
+        check sees it); it is there for zero-copy interop with code that only
+        reads. ``.numpy()`` and ``np.asarray(t)`` give read-only views instead.
+        """
         return self._data
 
     def numpy(self):
-        """A NumPy array of the values (a host copy for GPU tensors).
+        """The values as a read-only NumPy array: a view on the CPU, a host copy of a GPU tensor.
+
+        Read-only on every device, so code that writes into it fails on the
+        CPU as on a GPU; ``t.numpy().copy()`` is a writable copy.
 
         Example:
             >>> import gpugrad as gg
-            >>> gg.tensor([1.0, 2.0]).numpy()
+            >>> a = gg.tensor([1.0, 2.0]).numpy()
+            >>> a
             array([1., 2.], dtype=float32)
+            >>> a[0] = 5.0
+            Traceback (most recent call last):
+            ...
+            ValueError: assignment destination is read-only
         """
-        return self._device.backend.to_numpy(self._data)
+        if self._device is CPU:
+            return _read_only(self._data)
+        host = self._device.backend.to_numpy(self._data)
+        host.setflags(write=False)
+        return host
 
     def item(self):
         """The single value as a Python number."""
@@ -143,18 +277,38 @@ class Tensor:
         return Tensor._wrap(dev.backend.asarray(data, None, dev.index), dev)
 
     def __array__(self, dtype=None, copy=None):
+        """``np.asarray(t)``: a read-only view of a CPU tensor (a copy where ``dtype`` or ``copy=True`` asks).
+
+        Example:
+            >>> import numpy as np, gpugrad as gg
+            >>> view = np.asarray(gg.tensor([1.0, 2.0]))
+            >>> view.flags.writeable, np.array(gg.tensor([1.0])).flags.writeable
+            (False, True)
+        """
         if self._device is not CPU:
             raise DeviceError(
                 f"np.asarray() of a tensor on {self.device!r} would copy it silently; call .numpy()")
-        return self._data if dtype is None else self._data.astype(dtype)
+        data = self._data
+        if dtype is not None and np.dtype(dtype) != data.dtype:
+            if copy is False:
+                raise ValueError(f"np.asarray(copy=False) of a {data.dtype} tensor as {np.dtype(dtype)} needs a copy")
+            return data.astype(dtype)
+        return data.copy() if copy else _read_only(data)
 
     @property
     def __cuda_array_interface__(self):
+        """The GPU buffer itself, shared and writable as ``.data`` (CuPy, Numba and PyTorch read it)."""
         if self._device is CPU:
             raise AttributeError("a CPU tensor has no __cuda_array_interface__")
         return self._data.__cuda_array_interface__
 
     def __dlpack__(self, *args, **kwargs):
+        """The buffer, shared: read-only on the CPU where the consumer speaks DLPack 1 (NumPy 2 does)."""
+        if self._device is CPU:
+            try:
+                return _read_only(self._data).__dlpack__(*args, **kwargs)
+            except BufferError:
+                pass  # a consumer of DLPack 0.x, which cannot mark the buffer read-only, shares it as .data
         return self._data.__dlpack__(*args, **kwargs)
 
     def __dlpack_device__(self):
@@ -186,6 +340,47 @@ class Tensor:
             raise TypeError(f"only integer tensors can be used as an index, not {self.dtype}")
         return int(self.item())
 
+    def __format__(self, spec):
+        """``f"{loss:.3f}"``: a 0-d tensor formats as its Python number; others only with an empty spec.
+
+        Example:
+            >>> import gpugrad as gg
+            >>> print(f"loss {gg.tensor(0.123456):.3f}, counts {gg.tensor([1, 2])}")
+            loss 0.123, counts tensor([1, 2], dtype=int64, device='cpu')
+        """
+        if not spec:
+            return str(self)
+        if not self._data.ndim:
+            return format(self._data.item(), spec)
+        raise TypeError(f"format spec {spec!r} needs a 0-d tensor (one value), not one of shape {self.shape} "
+                        f"(as for NumPy arrays); format t.item() or t.numpy()")
+
+    def __round__(self, ndigits=None):
+        """``round(t)`` and ``round(t, n)`` of a 0-d tensor: Python's round of its value.
+
+        Example:
+            >>> import gpugrad as gg
+            >>> round(gg.tensor(2.6)), round(gg.tensor(3.14159, dtype="float64"), 2)
+            (3, 3.14)
+        """
+        return round(self._scalar("round()"), ndigits)
+
+    def __trunc__(self):
+        return math.trunc(self.item())
+
+    def __floor__(self):
+        return math.floor(self.item())
+
+    def __ceil__(self):
+        return math.ceil(self.item())
+
+    def _scalar(self, what):
+        """The value of a 0-d tensor as a Python number; TypeError naming ``what`` for other shapes."""
+        if self._data.ndim:
+            raise TypeError(f"{what} needs a 0-d tensor (one value), not one of shape {self.shape}; "
+                            f"round the values with np.round(t.numpy(), n)")
+        return self._data.item()
+
     def __repr__(self):
         body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
         return f"tensor({body}, dtype={self.dtype}, device={self.device!r})"
@@ -194,9 +389,14 @@ class Tensor:
 class Variable(Tensor):
     """A mutable tensor; a trainable one read inside a tape is watched automatically.
 
-    ``assign``, ``assign_add`` and ``assign_sub`` write into the variable's
-    array in place and bump its version, so a tape that saved the old value
-    refuses to compute a gradient from a changed one.
+    ``assign``, ``assign_add``, ``assign_sub`` and the in-place operators
+    (``+= -= *= /= **= @=``) write into the variable's array and bump its
+    version, so a tape that saved the old value refuses to compute a gradient
+    from a changed one. ``w -= lr * g`` keeps ``w`` the same Variable (as in
+    PyTorch under ``no_grad``; TensorFlow refuses the operator). The dtype
+    never changes: a value NumPy's ``same_kind`` rule would not write into it
+    (a float into an integer variable) raises DTypeError, as the same NumPy
+    in-place operation does; a value of another shape raises ShapeError.
 
     Example:
         >>> import gpugrad as gg
@@ -207,74 +407,190 @@ class Variable(Tensor):
         4.0
         >>> w.assign_sub(0.5).item()
         1.5
+        >>> w -= 0.25
+        >>> type(w).__name__, w.item()
+        ('Variable', 1.25)
+        >>> gg.Variable(3, name="steps").assign_add(0.5)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        gpugrad.errors.DTypeError: Variable 'steps' (int64): assign_add of a float64 value would drop its fractional...
     """
 
     __slots__ = ("trainable", "name", "_version")
 
     def __init__(self, initial, dtype=None, device=None, trainable=True, name=None):
-        super().__init__(initial, dtype, device)
-        if isinstance(initial, Tensor) or self._data is initial:
-            self._data = self._data.copy()  # a variable owns its array
+        super().__init__(initial, dtype, device)  # a copy: the variable owns its array
         self.trainable = bool(trainable)
         self.name = name
         self._version = 0
 
-    def _value_array(self, value):
-        array = value._data if isinstance(value, Tensor) else value
-        if not isinstance(value, Tensor) and not isinstance(array, self._device.array_type) \
-                and not hasattr(array, "__cuda_array_interface__"):  # host data (numbers, lists, NumPy arrays)
-            array = self._device.backend.asarray(array, None if hasattr(array, "dtype") else self.dtype,
-                                                 self._device.index)
-        if isinstance(value, Tensor) and value._device is not self._device:
-            raise DeviceError(f"cannot assign a tensor on {value.device!r} to a variable on {self.device!r}")
-        if array.shape != self.shape and _broadcast_shape(array.shape, self.shape) != self.shape:
-            raise ShapeError(
-                f"cannot assign a value of shape {array.shape} to variable {self.name or ''} of shape {self.shape}")
-        return array
+    def _label(self):
+        return f"Variable {self.name!r} ({self.dtype})" if self.name else f"Variable ({self.dtype})"
+
+    def _operand(self, value, what):
+        """``value`` ready to combine with the variable's array: a Python number as it is, else an
+        array on the variable's device whose shape broadcasts to the variable's."""
+        operand = self._as_operand(value, what)
+        if not isinstance(operand, _NUMBERS) and operand.shape != self.shape \
+                and _broadcast_shape(operand.shape, self.shape) != self.shape:
+            raise ShapeError(f"cannot assign a value of shape {operand.shape} to variable {self.name or ''} of "
+                             f"shape {self.shape} ({what}; a variable keeps its shape)")
+        return operand
+
+    def _as_operand(self, value, what):
+        """``value`` as a Python number or an array on the variable's device, of any shape."""
+        if isinstance(value, Tensor):
+            if value._device is not self._device:
+                raise DeviceError(f"{self._label()}.{what}: the value is on {value.device!r}, the variable on "
+                                  f"{self.device!r}; move it with .to({self.device!r})")
+            return value._data
+        if isinstance(value, _NUMBERS):
+            return value
+        if value is None:
+            raise TypeError(f"{self._label()}.{what}(None): a variable takes a tensor, an array or a number")
+        if isinstance(value, self._device.array_type) or hasattr(value, "__cuda_array_interface__"):
+            return value
+        array = _numeric(np.asarray(value))  # host data: lists, NumPy arrays
+        if isinstance(value, (list, tuple)) and np.can_cast(array.dtype, self.dtype, "same_kind"):
+            array = array.astype(self.dtype)  # Python floats take the variable's float dtype
+        return self._device.backend.asarray(array, None, self._device.index)
+
+    def _check_cast(self, operand, what, ufunc=None):
+        """DTypeError unless NumPy's same_kind rule writes ``ufunc(self, operand)`` (or, without a
+        ufunc, ``operand``) into the variable's dtype, as ``np.add(a, b, out=a)`` does."""
+        dst = self._data.dtype
+        if isinstance(operand, _NUMBERS):
+            src = np.result_type(dst, operand)  # a Python number takes the variable's dtype if it can (NEP 50)
+        else:
+            src = operand.dtype if ufunc is None else np.result_type(dst, operand.dtype)
+        if ufunc == "true_divide" and src.kind in "biu":
+            src = np.dtype(np.float64)
+        if src.kind in "biufc" and dst.kind in "biufc" and not np.can_cast(src, dst, "same_kind"):
+            lost = {"f": "fractional part", "c": "imaginary part"}.get(src.kind, "sign or range")
+            raise DTypeError(
+                f"{self._label()}: {what} of a {src} value would drop its {lost}; NumPy's same_kind casting "
+                f"refuses it. Cast the value first (value.astype({dst.name!r}), gg.cast) or make the variable "
+                f"{src.name}")
+
+    def _update(self, ufunc, value, what):
+        """``self = ufunc(self, value)`` in place; bumps the version, returns the variable."""
+        operand = self._operand(value, what)
+        self._check_cast(operand, what, ufunc)
+        getattr(self._device.xp, ufunc)(self._data, operand, out=self._data)
+        self._version += 1
+        return self
 
     def numpy(self):
-        """A NumPy copy of the current value (later assigns do not change it)."""
+        """A writable NumPy copy of the current value (later assigns do not change it)."""
         array = self._device.backend.to_numpy(self._data)
         return array.copy() if array is self._data else array
 
     def assign(self, value):
         """Set the value in place; returns the variable."""
-        self._data[...] = self._value_array(value)
+        operand = self._operand(value, "assign")
+        self._check_cast(operand, "assign")
+        self._data[...] = operand
         self._version += 1
         return self
 
     def assign_add(self, delta):
         """Add ``delta`` in place; returns the variable."""
-        self._data += self._value_array(delta)
-        self._version += 1
-        return self
+        return self._update("add", delta, "assign_add")
 
     def assign_sub(self, delta):
         """Subtract ``delta`` in place; returns the variable."""
-        self._data -= self._value_array(delta)
-        self._version += 1
-        return self
+        return self._update("subtract", delta, "assign_sub")
+
+    # ``w op= x`` updates w in place (Python would otherwise rebind w to a new constant Tensor)
+    def __iadd__(self, other):
+        return self._update("add", other, "+=")
+
+    def __isub__(self, other):
+        return self._update("subtract", other, "-=")
+
+    def __imul__(self, other):
+        return self._update("multiply", other, "*=")
+
+    def __itruediv__(self, other):
+        return self._update("true_divide", other, "/=")
+
+    def __ipow__(self, other):
+        return self._update("power", other, "**=")
+
+    def __imatmul__(self, other):
+        matrix = self._as_operand(other, "@=")
+        if isinstance(matrix, _NUMBERS):
+            raise TypeError(f"{self._label()} @= takes a matrix, not the number {other!r} (use *=)")
+        product = self._device.xp.matmul(self._data, matrix)
+        if product.shape != self.shape:
+            raise ShapeError(f"{self._label()} @=: the product has shape {product.shape}, the variable "
+                             f"{self.shape}; a variable keeps its shape (v = v @ m makes a new tensor)")
+        return self.assign(product)
 
     def __repr__(self):
         label = f"{self.name!r}, " if self.name else ""
         return f"Variable({label}{Tensor.__repr__(self)})"
 
 
+_NUMBERS = (bool, int, float, complex)  # Python numbers (NumPy's float64 scalar is a float too)
+
+
 def tensor(data, dtype=None, device=None):
-    """A constant :class:`Tensor`; a tape follows it only after ``tape.watch``.
+    """A constant :class:`Tensor` holding a copy of ``data``; a tape follows it only after ``tape.watch``.
+
+    ``data``: a Python number or nested list, a NumPy or CuPy array, a gpugrad
+    tensor, or another library's array (PyTorch, JAX; read through DLPack). The
+    values are copied, as ``torch.tensor`` and ``tf.constant`` copy, so writing
+    into ``data`` later changes nothing here; :func:`from_numpy` shares instead.
+    A PyTorch tensor that requires grad gives its values (PyTorch's graph is
+    not followed); one on a GPU goes to a CPU tensor only once moved to the
+    host (``x.cpu()``).
 
     Example:
-        >>> import gpugrad as gg
+        >>> import numpy as np, gpugrad as gg
         >>> gg.tensor(1.5).dtype, gg.tensor([1, 2]).dtype
         (dtype('float32'), dtype('int64'))
+        >>> a = np.array([1.0, 2.0])
+        >>> t = gg.tensor(a)
+        >>> a[0] = 99.0
+        >>> t.numpy().tolist()
+        [1.0, 2.0]
     """
     return Tensor(data, dtype, device)
+
+
+def from_numpy(array):
+    """A CPU tensor that shares memory with NumPy ``array``: no copy (PyTorch's ``torch.from_numpy``).
+
+    Writes into ``array`` (or into the memory it views) show in the tensor,
+    and a tape that recorded the tensor is not told: do not change the array
+    while a tape that read it may still compute a gradient. :func:`tensor`
+    copies instead. Strided and read-only arrays are shared as they are (the
+    tensor never writes into them); a subclass (``np.memmap``) is shared as a
+    plain ``ndarray`` view. gpugrad has no ``as_tensor`` that shares only
+    when it can (PyTorch's): :func:`tensor` always copies, this always shares.
+
+    Example:
+        >>> import numpy as np, gpugrad as gg
+        >>> a = np.zeros(3, dtype=np.float32)
+        >>> t = gg.from_numpy(a)
+        >>> a[0] = 7.0
+        >>> t.numpy().tolist(), t.device
+        ([7.0, 0.0, 0.0], 'cpu')
+    """
+    if not isinstance(array, np.ndarray) or isinstance(array, np.ma.MaskedArray):
+        kind = "masked array (its mask would be lost)" if isinstance(array, np.ndarray) else type(array).__name__
+        raise TypeError(f"from_numpy takes a NumPy array, not a {kind}; gg.tensor(data) copies anything else")
+    return Tensor._wrap(_numeric(array.view(np.ndarray) if type(array) is not np.ndarray else array), CPU)
 
 
 def from_dlpack(obj):
     """A tensor sharing memory with ``obj``, any DLPack producer (NumPy, CuPy, PyTorch, JAX), no copy.
 
-    A producer on GPU N gives a tensor on ``"cuda:N"``; one on the host, a CPU tensor.
+    A producer on GPU N gives a tensor on ``"cuda:N"``; one on the host, a CPU
+    tensor. As with :func:`from_numpy`, writes into the producer's memory show
+    in the tensor and a tape that recorded it is not told. A gpugrad tensor or
+    Variable comes back as itself (a Variable stays version-checked).
 
     Example:
         >>> import numpy as np, gpugrad as gg
@@ -283,6 +599,8 @@ def from_dlpack(obj):
         >>> t.device, np.shares_memory(t.numpy(), a)
         ('cpu', True)
     """
+    if isinstance(obj, Tensor):
+        return obj  # shares its own memory; a Variable read through a copy would lose its version check
     kind, index = obj.__dlpack_device__()
     if kind == 1:  # kDLCPU
         return Tensor._wrap(np.from_dlpack(obj), CPU)
@@ -293,9 +611,11 @@ def from_dlpack(obj):
 
 
 def as_tensor(value, like=None):
-    """``value`` itself if it is a Tensor, else a new tensor on ``like``'s device.
+    """``value`` itself if it is a Tensor, else a new tensor (a copy, as :func:`tensor`) on ``like``'s device.
 
-    A Python scalar next to a float tensor takes that tensor's dtype, as in NumPy.
+    The ops convert their non-tensor operands with it, so an op never records
+    a NumPy array the caller may write into later. A Python scalar next to a
+    float tensor takes that tensor's dtype, as in NumPy.
     """
     if isinstance(value, Tensor):
         return value

@@ -265,3 +265,17 @@ def test_anomaly_mode_accepts_the_gradient_of_a_zero_base_power(device):
     with gg.detect_anomaly():
         got = first(lambda t: zero ** t, y)
     check(got, [0.0, 0.0, np.sqrt(2.0) * np.log(2.0)])
+
+
+@pytest.mark.parametrize("device", device_params())
+def test_clip_with_a_nan_bound_is_nan_on_every_device_as_in_numpy(device):
+    x = gg.tensor([-1.0, 0.5, 2.0, np.nan], device=device)
+    lo = gg.tensor([np.nan, 0.0, 0.0, 0.0], device=device)
+    expected = np.clip(x.numpy(), lo.numpy(), 1.0)  # [nan, 0.5, 1.0, nan]
+    np.testing.assert_array_equal(gg.clip(x, lo, 1.0).numpy(), expected)
+    np.testing.assert_array_equal(gg.clip(x, None, 1.0).numpy(), np.clip(x.numpy(), None, 1.0))
+    for bound, expected_grad in ((float("nan"), [0.0, 0.0, 0.0, 0.0]), (None, [1.0, 1.0, 0.0, 0.0])):
+        with gg.GradientTape() as tape:
+            tape.watch(x)
+            y = gg.sum(gg.clip(x, bound, 1.0) * 1.0)
+        assert tape.gradient(y, x).numpy().tolist() == expected_grad

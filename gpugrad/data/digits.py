@@ -33,7 +33,7 @@ def load_digits(split="train", flatten=True, dtype=np.float32, device=None):
     images = arrays[f"{split}_images"].astype(dtype) / dtype(16)
     images = images.reshape(len(images), -1) if flatten else images[:, None, :, :]
     labels = arrays[f"{split}_labels"].astype(np.int64)
-    return Tensor(images, device=device), Tensor(labels, device=device)
+    return Tensor._adopt(images, device), Tensor._adopt(labels, device)  # both fresh: astype copied them
 
 
 def batches(images, labels, batch_size, shuffle=True, seed=None, drop_last=False):

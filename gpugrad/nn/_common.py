@@ -1,4 +1,13 @@
-"""What the layers share: making a weight Variable from an initialiser, naming activations, finding ops."""
+"""What the layers share: checking constructor arguments, making a weight Variable from an initialiser,
+naming activations, finding ops.
+
+A layer checks its arguments when it is built, so ``Dense(2.5, 3)`` fails at
+that line, naming the argument, not steps later inside an op (or never, had
+``int()`` truncated it): sizes and counts are ints (NumPy's too, not floats or
+bools: TypeError) within their range (ValueError), as in Keras 3 and PyTorch.
+"""
+import numbers
+
 import numpy as np
 
 from .. import ops
@@ -6,6 +15,59 @@ from ..tensor import Variable
 from . import init as _init
 
 _ACTIVATIONS = ("relu", "tanh", "sigmoid", "gelu", "elu", "softplus", "leaky_relu", "softmax", "log_softmax")
+
+
+def integer(value, name, layer, minimum=None):
+    """``value`` as an int ``>= minimum``; TypeError for a non-integer (2.5, "3", True), ValueError below.
+
+    Example:
+        >>> integer(3, "out_features", "Dense", 1)
+        3
+        >>> integer(2.5, "in_features", "Dense", 1)
+        Traceback (most recent call last):
+        ...
+        TypeError: Dense: in_features is an int, not 2.5 (float)
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{layer}: {name} is an int, not {value!r} ({type(value).__name__})")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{layer}: {name} must be at least {minimum}, got {value}")
+    return int(value)
+
+
+def int_pair(value, name, layer, minimum):
+    """``value`` (an int or a pair of ints, each ``>= minimum``) as a pair of ints."""
+    if isinstance(value, (tuple, list)):
+        if len(value) != 2:
+            raise ValueError(f"{layer}: {name} is an int or a pair of ints, not {value!r}")
+        return integer(value[0], name, layer, minimum), integer(value[1], name, layer, minimum)
+    value = integer(value, name, layer, minimum)
+    return value, value
+
+
+def real(value, name, layer, low, high=None, high_open=False):
+    """``value`` as a float in ``[low, high]`` (``[low, high)`` with ``high_open``); TypeError for a
+    non-number (a string, a bool), ValueError outside the range (NaN included)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{layer}: {name} is a number, not {value!r} ({type(value).__name__})")
+    value = float(value)
+    above = high is not None and (value >= high if high_open else value > high)
+    if not value >= low or above:
+        bounds = f"[{low}, {high}{')' if high_open else ']'}" if high is not None else f">= {low}"
+        raise ValueError(f"{layer}: {name} must be in {bounds}, got {value!r}")
+    return value
+
+
+def float_dtype(dtype, layer):
+    """``dtype`` (None: float32) as a float NumPy dtype: a layer's weights are floats (an integer dtype
+    would truncate the initial weights to whole numbers)."""
+    try:
+        dtype = np.dtype(dtype if dtype is not None else np.float32)
+    except TypeError:
+        raise TypeError(f"{layer}: dtype {dtype!r} is not a dtype") from None
+    if dtype.kind != "f" and dtype.name != "bfloat16":
+        raise TypeError(f"{layer}: weights are floats, not {dtype} (pass dtype='float32' or 'float64')")
+    return dtype
 
 
 def make_variable(initializer, shape, dtype, device, seed, name, trainable=True):
@@ -19,7 +81,7 @@ def make_variable(initializer, shape, dtype, device, seed, name, trainable=True)
         if found is None or initializer not in _init.__all__:
             raise ValueError(f"unknown initialiser {initializer!r}; gpugrad.nn.init has {_init.__all__[:8]}")
         initializer = found
-    dtype = np.dtype(dtype if dtype is not None else np.float32)
+    dtype = float_dtype(dtype, name or "layer")
     value = initializer(tuple(shape), dtype=dtype, seed=seed)
     if tuple(np.shape(value)) != tuple(shape):
         raise ValueError(f"initialiser {initializer!r} returned shape {np.shape(value)} for {tuple(shape)}")

@@ -1,17 +1,23 @@
 """``Conv2D``: 2-D convolution over NCHW input with OIHW filters (``gg.conv2d``)."""
-from ._common import child_seed, get_activation, make_variable, name_of, network_op
+from ._common import child_seed, float_dtype, get_activation, int_pair, integer, make_variable, name_of, network_op
 from .module import Module
 
 __all__ = ["Conv2D"]
 
 
-def _pair(value, name):
-    if isinstance(value, int):
-        return (value, value)
-    value = tuple(value)
-    if len(value) != 2:
-        raise ValueError(f"{name} is an int or a pair of ints, not {value!r}")
-    return value
+def _check_padding(padding, stride):
+    """TypeError / ValueError unless ``padding`` is one of the forms conv2d takes."""
+    if isinstance(padding, str):
+        if padding not in ("same", "valid"):
+            raise ValueError(f"Conv2D: padding is an int, a pair, two pairs, 'same' or 'valid', not {padding!r}")
+        if padding == "same" and stride != (1, 1):
+            raise ValueError(f"Conv2D: padding='same' needs stride 1, got stride {stride}")
+    elif isinstance(padding, (tuple, list)) and len(padding) == 2 and all(
+            isinstance(p, (tuple, list)) for p in padding):
+        for p in padding:
+            int_pair(p, "padding", "Conv2D", 0)
+    else:
+        int_pair(padding, "padding", "Conv2D", 0)
 
 
 class Conv2D(Module):
@@ -34,13 +40,18 @@ class Conv2D(Module):
                  activation=None, use_bias=True, kernel_init="glorot_uniform", bias_init="zeros", dtype=None,
                  device=None, seed=None, name=None):
         super().__init__()
-        in_channels, out_channels, groups = int(in_channels), int(out_channels), int(groups)
-        if groups < 1 or in_channels % groups or out_channels % groups:
+        in_channels = integer(in_channels, "in_channels", "Conv2D", 1)
+        out_channels = integer(out_channels, "out_channels", "Conv2D", 1)
+        groups = integer(groups, "groups", "Conv2D", 1)
+        if in_channels % groups or out_channels % groups:
             raise ValueError(f"Conv2D: in_channels ({in_channels}) and out_channels ({out_channels}) must both "
                              f"be divisible by groups ({groups})")
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-        self.kernel_size = _pair(kernel_size, "kernel_size")
-        self.stride, self.padding, self.dilation = stride, padding, dilation
+        self.kernel_size = int_pair(kernel_size, "kernel_size", "Conv2D", 1)
+        _check_padding(padding, int_pair(stride, "stride", "Conv2D", 1))
+        int_pair(dilation, "dilation", "Conv2D", 1)
+        self.stride, self.padding, self.dilation = stride, padding, dilation  # as given: conv2d takes each form
+        dtype = float_dtype(dtype, "Conv2D")
         rng = child_seed(seed)
         shape = (out_channels, in_channels // groups) + self.kernel_size
         self.kernel = make_variable(kernel_init, shape, dtype, device, rng, name_of(name, "kernel"))

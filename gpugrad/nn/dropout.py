@@ -1,6 +1,6 @@
 """``Dropout``: zero a random fraction of the inputs while training (``gg.dropout``)."""
 from .. import random as _random
-from ._common import network_op
+from ._common import network_op, real
 from .module import Module
 
 __all__ = ["Dropout"]
@@ -24,10 +24,7 @@ class Dropout(Module):
 
     def __init__(self, rate, seed=None):
         super().__init__()
-        rate = float(rate)
-        if not 0.0 <= rate < 1.0:
-            raise ValueError(f"Dropout rate must be in [0, 1), got {rate!r}")
-        self.rate = rate
+        self.rate = real(rate, "rate", "Dropout", 0.0, 1.0, high_open=True)
         self.seed = seed
         self._generator = None if seed is None else _random.as_generator(seed)
 

@@ -1,5 +1,5 @@
 """``Embedding``: a lookup table of vectors indexed by integer ids (``gg.embedding``)."""
-from ._common import child_seed, make_variable, name_of, network_op
+from ._common import child_seed, float_dtype, integer, make_variable, name_of, network_op
 from .module import Module
 
 __all__ = ["Embedding"]
@@ -22,7 +22,9 @@ class Embedding(Module):
     def __init__(self, num_embeddings, embedding_dim, init="normal", dtype=None, device=None, seed=None,
                  name=None):
         super().__init__()
-        self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
+        self.num_embeddings = integer(num_embeddings, "num_embeddings", "Embedding", 1)
+        self.embedding_dim = integer(embedding_dim, "embedding_dim", "Embedding", 1)
+        dtype = float_dtype(dtype, "Embedding")
         self.weight = make_variable(init, (self.num_embeddings, self.embedding_dim), dtype, device,
                                     child_seed(seed), name_of(name, "weight"))
         self.name = name

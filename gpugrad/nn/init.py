@@ -74,10 +74,14 @@ def _standard_normal(gen, shape):
 
 
 def _shape(shape):
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
-    if any(s < 0 for s in shape):
+    """``shape`` (an int or a sequence of ints) as a tuple; TypeError for a size that is not an int (2.5
+    would otherwise be truncated to 2), ValueError for a negative one."""
+    sizes = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    if any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) for s in sizes):
+        raise TypeError(f"an initialiser's shape holds ints, got {shape!r}")
+    if any(s < 0 for s in sizes):
         raise ValueError(f"an initialiser's shape has no negative sizes, got {shape}")
-    return shape
+    return tuple(int(s) for s in sizes)
 
 
 def compute_fans(shape):

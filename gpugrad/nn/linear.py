@@ -1,6 +1,6 @@
 """``Dense`` (fully connected) and ``Flatten``."""
 from .. import ops
-from ._common import child_seed, get_activation, make_variable, name_of
+from ._common import child_seed, float_dtype, get_activation, integer, make_variable, name_of
 from .module import Module
 
 __all__ = ["Dense", "Flatten"]
@@ -27,7 +27,9 @@ class Dense(Module):
     def __init__(self, in_features, out_features, activation=None, use_bias=True, kernel_init="glorot_uniform",
                  bias_init="zeros", dtype=None, device=None, seed=None, name=None):
         super().__init__()
-        self.in_features, self.out_features = int(in_features), int(out_features)
+        self.in_features = integer(in_features, "in_features", "Dense", 1)
+        self.out_features = integer(out_features, "out_features", "Dense", 1)
+        dtype = float_dtype(dtype, "Dense")
         rng = child_seed(seed)
         self.kernel = make_variable(kernel_init, (self.in_features, self.out_features), dtype, device, rng,
                                     name_of(name, "kernel"))
@@ -62,7 +64,7 @@ class Flatten(Module):
 
     def __init__(self, start_axis=1):
         super().__init__()
-        self.start_axis = int(start_axis)
+        self.start_axis = integer(start_axis, "start_axis", "Flatten")
 
     def forward(self, x):
         start = self.start_axis % x.ndim if x.ndim else 0

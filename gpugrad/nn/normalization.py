@@ -1,14 +1,17 @@
 """``LayerNorm`` and ``BatchNorm`` (``gg.layer_norm``, ``gg.batch_norm``)."""
-from ._common import make_variable, name_of, network_op
+from ._common import float_dtype, integer, make_variable, name_of, network_op, real
 from .module import Module
 
 __all__ = ["LayerNorm", "BatchNorm"]
 
 
 def _shape(normalized_shape):
-    if isinstance(normalized_shape, int):
-        return (normalized_shape,)
-    return tuple(int(s) for s in normalized_shape)
+    """``normalized_shape`` (an int or a sequence of ints, each >= 1) as a tuple."""
+    if not isinstance(normalized_shape, (tuple, list)):
+        return (integer(normalized_shape, "normalized_shape", "LayerNorm", 1),)
+    if not normalized_shape:
+        raise ValueError("LayerNorm: normalized_shape names at least one axis, got ()")
+    return tuple(integer(s, "normalized_shape", "LayerNorm", 1) for s in normalized_shape)
 
 
 class LayerNorm(Module):
@@ -28,7 +31,8 @@ class LayerNorm(Module):
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, dtype=None, device=None, name=None):
         super().__init__()
         self.normalized_shape = _shape(normalized_shape)
-        self.eps = float(eps)
+        self.eps = real(eps, "eps", "LayerNorm", 0.0)
+        dtype = float_dtype(dtype, "LayerNorm")
         if elementwise_affine:
             self.weight = make_variable("ones", self.normalized_shape, dtype, device, None, name_of(name, "weight"))
             self.bias = make_variable("zeros", self.normalized_shape, dtype, device, None, name_of(name, "bias"))
@@ -63,10 +67,10 @@ class BatchNorm(Module):
 
     def __init__(self, num_features, momentum=0.1, eps=1e-5, affine=True, dtype=None, device=None, name=None):
         super().__init__()
-        self.num_features = int(num_features)
-        self.momentum, self.eps = float(momentum), float(eps)
-        if not 0.0 <= self.momentum <= 1.0:
-            raise ValueError(f"BatchNorm momentum must be in [0, 1], got {momentum!r}")
+        self.num_features = integer(num_features, "num_features", "BatchNorm", 1)
+        self.momentum = real(momentum, "momentum", "BatchNorm", 0.0, 1.0)
+        self.eps = real(eps, "eps", "BatchNorm", 0.0)
+        dtype = float_dtype(dtype, "BatchNorm")
         shape = (self.num_features,)
         if affine:
             self.weight = make_variable("ones", shape, dtype, device, None, name_of(name, "weight"))

@@ -1,5 +1,5 @@
 """``MaxPool2D`` and ``AvgPool2D`` over NCHW input (``gg.max_pool2d``, ``gg.avg_pool2d``)."""
-from ._common import network_op
+from ._common import int_pair, network_op
 from .module import Module
 
 __all__ = ["MaxPool2D", "AvgPool2D"]
@@ -10,7 +10,14 @@ class _Pool2D(Module):
 
     def __init__(self, kernel_size, stride=None, padding=0):
         super().__init__()
-        self.kernel_size = kernel_size
+        layer = type(self).__name__
+        kernel = int_pair(kernel_size, "kernel_size", layer, 1)
+        if stride is not None:
+            int_pair(stride, "stride", layer, 1)
+        pads = int_pair(padding, "padding", layer, 0)
+        if pads[0] > kernel[0] // 2 or pads[1] > kernel[1] // 2:
+            raise ValueError(f"{layer}: padding {padding!r} must be at most half the kernel size {kernel_size!r}")
+        self.kernel_size = kernel_size  # as given: the pooling ops take an int or a pair
         self.stride = kernel_size if stride is None else stride
         self.padding = padding
 

@@ -431,7 +431,7 @@ def where(cond, x, y):
     if hasattr(cond, "_data"):
         mask = cond._data if cond.__class__ is Tensor else cond._data.copy()  # a Variable's may change
     else:
-        mask = dev.xp.asarray(cond)
+        mask = dev.xp.array(cond)  # a copy: the caller's array may change after the op
     try:
         out = (select if dev is CPU else dev.xp.where)(mask, x._data, y._data)
     except ValueError:
@@ -450,6 +450,9 @@ def _where_grad(op, dy):
 def clip(x, lo, hi):
     """x limited to [lo, hi]; the gradient passes where lo <= x <= hi.
 
+    A bound of None is no bound, as in NumPy; a NaN in x or in a bound gives NaN
+    (NumPy's rule, on every device).
+
     Example:
         >>> import gpugrad as gg
         >>> gg.clip(gg.tensor([-1.0, 0.5, 2.0]), 0.0, 1.0).numpy().tolist()
@@ -457,15 +460,18 @@ def clip(x, lo, hi):
     """
     x = unary(x)
     xp = x._device.xp
+    lo = -np.inf if lo is None else lo  # no bound, as in NumPy: one the forward and both gradients can compare
+    hi = np.inf if hi is None else hi
     lo_data = lo if lo.__class__ in _NUMBERS else _bound(lo, x._device)
     hi_data = hi if hi.__class__ in _NUMBERS else _bound(hi, x._device)
     try:
-        out = xp.clip(x._data, lo_data, hi_data)
+        if xp is np:
+            out = np.clip(x._data, lo_data, hi_data)
+        else:  # NumPy's clip on any device: a NaN in x or in a bound gives NaN (CuPy's clip ignores a NaN bound)
+            out = xp.minimum(xp.maximum(x._data, lo_data), hi_data)
     except ValueError:
         raise ShapeError(f"op 'Clip' cannot broadcast x of shape {x.shape} with bounds of shapes "
                          f"{np.shape(lo_data)} and {np.shape(hi_data)}") from None
-    if xp is not np and x._data.dtype.kind == "f":  # CuPy's clip is min(hi, max(lo, x)): NaN would become a bound
-        out = xp.where(xp.isnan(x._data), x._data, out)
     return emit("Clip", out.astype(x.dtype, copy=False), x._device, (x,), {"lo": lo_data, "hi": hi_data})
 
 
@@ -473,11 +479,13 @@ _NUMBERS = frozenset([float, int])
 
 
 def _bound(b, device):
-    """A clip bound's number or array on ``device``; a Variable's array is copied (a later assign must not
-    move it), a host array goes to the GPU."""
+    """A clip bound's number or array on ``device``: a Variable's or caller's array is copied (a later write
+    must not move what the tape recorded), a host array goes to the GPU."""
     if hasattr(b, "_data"):
         return b._data if b.__class__ is Tensor else b._data.copy()
-    if isinstance(b, np.ndarray) and not isinstance(b, device.array_type):
+    if isinstance(b, device.array_type):
+        return b.copy()  # the caller's array may change after the op; the record must not
+    if isinstance(b, np.ndarray):
         return device.backend.asarray(b, None, device.index)
     return b
 

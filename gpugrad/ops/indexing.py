@@ -53,9 +53,9 @@ def _index_array(op_type, value, device):
                 f"move one with .to(device)")
         a, host = value._data if value.__class__ is Tensor else value._data.copy(), device is CPU  # a Variable may change
     elif isinstance(value, device.array_type):
-        a, host = value, device is CPU
+        a, host = value.copy(), device is CPU  # the caller's array may change after the op; the record must not
     else:
-        a = np.asarray(value.get() if hasattr(value, "__cuda_array_interface__") else value)
+        a = value.get() if hasattr(value, "__cuda_array_interface__") else np.array(value)  # copies, as above
         host = True
         if a.size == 0 and a.dtype.kind not in "iub":
             a = a.astype(np.intp)  # [] indexes nothing, as in NumPy

@@ -2,9 +2,15 @@
 
 Binding the op functions themselves (not wrappers) keeps ``x + y`` as cheap
 as ``gg.add(x, y)``. Each op module lists its method forms in
-``TENSOR_METHODS``; the operators are listed here.
+``TENSOR_METHODS``; the operators are listed here. The reductions NumPy's
+functions forward to (``np.sum(t)`` calls ``t.sum(axis=None, dtype=None,
+out=None)``) get one thin wrapper that takes those keywords.
 """
 from ..tensor import Tensor
+
+# the reduction methods np.<name>(t) calls, and whether NumPy passes them dtype=
+NUMPY_REDUCTIONS = {"sum": True, "mean": True, "prod": True, "var": True, "std": True,
+                    "max": False, "min": False, "argmax": False, "argmin": False}
 
 
 def _reflected(fn):
@@ -23,6 +29,34 @@ def _comparison(ufunc_name):
 
     op.__name__ = ufunc_name
     return op
+
+
+def _numpy_reduction(fn, name, takes_dtype):
+    """Reduction ``fn`` as the method NumPy's ``np.<name>(t)`` calls: it also takes ``dtype=``
+    (the input is cast first, so the reduction runs and returns in that dtype, as NumPy's does) and
+    ``out=None``; any other ``out`` is a TypeError, as there is no array to write into."""
+    from .control import cast
+
+    if takes_dtype:
+        def method(self, axis=None, keepdims=False, *args, dtype=None, out=None, **kwargs):
+            if out is not None:
+                _refuse_out(name)
+            if dtype is not None:
+                self = cast(self, dtype)
+            return fn(self, axis, keepdims, *args, **kwargs) if args or kwargs else fn(self, axis, keepdims)
+    else:
+        def method(self, axis=None, keepdims=False, *, out=None):
+            if out is not None:
+                _refuse_out(name)
+            return fn(self, axis, keepdims)
+
+    method.__name__, method.__qualname__, method.__doc__ = name, f"Tensor.{name}", fn.__doc__
+    return method
+
+
+def _refuse_out(name):
+    raise TypeError(f"Tensor.{name}(out=...): a gpugrad tensor is immutable, so there is no output array "
+                    f"to write into; use the tensor {name} returns")
 
 
 def install(modules):
@@ -44,4 +78,6 @@ def install(modules):
         setattr(Tensor, name, fn)
     for module in modules:
         for name, fn in getattr(module, "TENSOR_METHODS", {}).items():
+            if name in NUMPY_REDUCTIONS:
+                fn = _numpy_reduction(fn, name, NUMPY_REDUCTIONS[name])
             setattr(Tensor, name, fn)
