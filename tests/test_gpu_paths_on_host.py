@@ -13,8 +13,12 @@ fails as it would on a GPU. The stand-in's docstring lists what it refuses and
 what it cannot show (speed, memory, several GPUs, NVRTC's last bits).
 
 The run must pass and pass most of the GPU tests (a stand-in that made them
-skip would fail here). The kernels are built once per run, in the run's
-``CUPY_CACHE_DIR``; the 10,000-step GPU memory soak is skipped there (the
+skip would fail here). It also records what gpugrad and the tests ask of
+``cupy`` (``GPUGRAD_STAND_IN_RECORD``), which must be exactly
+``tests/stand_in_cupy/api_used.txt``, the list that
+``tests/test_stand_in_contract.py`` checks against the real CuPy
+(``GPUGRAD_STAND_IN_API_UPDATE=1`` rewrites it). The kernels are built once
+per run, in the run's ``CUPY_CACHE_DIR``; the 10,000-step GPU memory soak is skipped there (the
 stand-in's memory pool holds nothing). Needs g++ (or ``$CXX``); without one
 these tests skip, or fail under ``GPUGRAD_REQUIRE_KERNELCHECK=1`` (CI).
 """
@@ -28,6 +32,7 @@ import pytest
 
 from gpugrad.kernelcheck import host
 from tests.test_kernels import NO_CXX, skip_or_fail
+from tests.test_stand_in_contract import API_FILE, api_file_lines, recorded_api, write_api_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STAND_IN = os.path.join(ROOT, "tests", "stand_in_cupy")
@@ -37,7 +42,8 @@ MAX_SKIPPED = 10  # 5 today, each with its reason: random draws, PyTorch's CUDA,
 
 def stand_in_env(tmp_path, enabled=True):
     """The environment of a process whose ``cupy`` is the stand-in, with a CuPy cache of its own."""
-    env = {k: v for k, v in os.environ.items() if k not in ("GPUGRAD_DEVICE", "GPUGRAD_STAND_IN_CUPY")}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("GPUGRAD_DEVICE", "GPUGRAD_STAND_IN_CUPY", "GPUGRAD_STAND_IN_RECORD")}
     env.update(PYTHONPATH=os.pathsep.join([STAND_IN, ROOT]), CUPY_CACHE_DIR=str(tmp_path / "cupy"))
     if enabled:
         env["GPUGRAD_STAND_IN_CUPY"] = "1"
@@ -71,14 +77,22 @@ def test_gpu_tests_pass_on_the_stand_in_cupy(tmp_path):
     if host.compiler() is None:
         skip_or_fail(NO_CXX)
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "gpu", "tests"]
-    done = subprocess.run(command, capture_output=True, text=True, env=stand_in_env(tmp_path), cwd=ROOT,
-                          timeout=600)
+    env = {**stand_in_env(tmp_path), "GPUGRAD_STAND_IN_RECORD": str(tmp_path / "asked")}
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     output = done.stdout + done.stderr
     counts = summary_counts(output)
     assert done.returncode == 0, output[-6000:]
     assert counts.get("passed", 0) >= MIN_PASSED, (counts, output[-3000:])
     assert counts.get("skipped", 0) <= MAX_SKIPPED, (counts, output[-3000:])
     assert os.listdir(tmp_path / "cupy" / "stand-in-host-builds"), "no fused kernel ran on the stand-in"
+    asked = recorded_api(tmp_path / "asked")
+    if os.environ.get("GPUGRAD_STAND_IN_API_UPDATE") == "1":
+        write_api_file(asked)
+    listed = api_file_lines()
+    assert asked == listed, (
+        f"what the GPU tests ask of cupy changed: new {sorted(set(asked) - set(listed))}, gone "
+        f"{sorted(set(listed) - set(asked))}. Rerun with GPUGRAD_STAND_IN_API_UPDATE=1 to rewrite {API_FILE.name}, "
+        "then run tests/test_stand_in_contract.py where the real CuPy is installed")
 
 
 def test_stand_in_refuses_to_mix_host_and_device_arrays(tmp_path):

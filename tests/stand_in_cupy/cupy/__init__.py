@@ -13,6 +13,11 @@ built from ``kernels/*.cu``) run their CUDA source built for the host with g++
 (:mod:`gpugrad.kernelcheck.host`), called with the argument layout of
 ``CupyBackend.fused``.
 
+It has only what the real CuPy 14.2.0 has: a name that is neither defined here
+nor listed in ``tests/stand_in_cupy/cupy_14.2.0_names.txt`` (the real CuPy's
+names, checked by ``tests/test_stand_in_contract.py``) is an
+``AttributeError``, on the module, its arrays and its ufuncs alike.
+
 What it deliberately refuses, as CuPy does, so that a host/device mix-up fails
 here as it would on a GPU:
 
@@ -25,18 +30,31 @@ here as it would on a GPU:
   ``array`` copy host data to the "device". Index arguments (``a[idx]``,
   ``a[idx] = v``, ``cupy.add.at``) may be NumPy arrays, which CuPy copies over;
   a basic-index assignment of a NumPy array (``a[:] = np_array``) is refused;
+- lists and tuples as ufunc operands (``cupy.add(a, [1, 2])``), and NumPy's
+  ufunc keywords CuPy lacks (``where=``, ``order=``): ``TypeError``;
 - NumPy's submodules it does not provide (``cupy.fft`` ...): ``AttributeError``;
 - hashing an array (``TypeError``, as for NumPy and CuPy arrays);
+- an integer-array assignment writing different values to one element (CuPy
+  keeps an undefined one): ``RuntimeError``;
 - a kernel other than gpugrad's, and a fused kernel's keyword param given as an
   array with more than one element (the host build takes params by value):
   ``NotImplementedError``.
 
-Reductions return 0-d arrays, not NumPy scalars, as CuPy's do. What it cannot
-show: speed, memory (its pool reports 0 bytes), streams, several GPUs, and the
-last bits where NVRTC contracts multiply-adds and flushes subnormals (the host
-build does neither; ``gpugrad.kernelcheck.nvrtc`` compiles the kernels for real).
+Where CuPy computes differently from NumPy it computes as CuPy (see
+``_array``, ``_ufunc`` and :func:`clip`, :func:`where`, :func:`take`):
+out-of-bounds integer-array indices wrap, float-to-integer casts saturate,
+``clip`` ignores a NaN bound, float ``//`` and ``%`` are ``floor(x / y)``
+based, integer powers take negative exponents, and no floating-point error
+warns. Reductions return 0-d arrays, not NumPy scalars, as CuPy's do.
+
+What it cannot show: speed, memory (its pool reports 0 bytes), streams,
+several GPUs, the random numbers CuPy draws, the order in which a GPU
+reduction adds (so the last bits of sums), and the last bits where NVRTC
+contracts multiply-adds and flushes subnormals (the host build does neither;
+``gpugrad.kernelcheck.nvrtc`` compiles the kernels for real).
 """
 import os as _os
+import sys as _sys
 import types as _types
 
 import numpy as _np
@@ -45,37 +63,53 @@ if _os.environ.get("GPUGRAD_STAND_IN_CUPY") != "1":
     raise ImportError("tests/stand_in_cupy is the test suite's NumPy stand-in for CuPy, not CuPy; "
                       "it loads only with GPUGRAD_STAND_IN_CUPY=1 (see tests/test_gpu_paths_on_host.py)")
 
-from . import cuda, random  # noqa: E402
-from ._array import from_host, ndarray, strict, to_host, wrap  # noqa: E402
+from . import _names, _record, cuda, random  # noqa: E402
+from ._array import cast as _cast, from_host as _from_host, is_float as _is_float, ndarray  # noqa: E402
+from ._array import strict as _strict, to_host as _to_host, wrap as _wrap  # noqa: E402
 from ._kernel import ElementwiseKernel  # noqa: E402
+from ._ufunc import contiguous as _contiguous, operand as _operand, ufunc  # noqa: E402
 
 __version__ = "14.2.0+stand-in"
-__all__ = ["ElementwiseKernel", "array", "asanyarray", "asarray", "asnumpy", "cuda", "from_dlpack",
-           "get_default_memory_pool", "is_available", "lib", "ndarray", "random"]
+__all__ = ["ElementwiseKernel", "array", "asanyarray", "asarray", "asnumpy", "clip", "cuda", "from_dlpack",
+           "get_default_memory_pool", "is_available", "lib", "ndarray", "random", "take", "take_along_axis",
+           "ufunc", "where"]
 
 
-def asarray(a, dtype=None, order=None):
+def asarray(a, dtype=None, order=None, *, copy=None, blocking=False):
     """``a`` on the device: a stand-in array itself (or cast, if ``dtype`` asks), anything else copied over."""
     if isinstance(a, ndarray):
-        host = _np.asarray(a._host, dtype=dtype, order=order)
-        return a if host is a._host else wrap(host)
-    return from_host(a, dtype, order)
+        host = a._host if dtype is None else _cast(a._host, dtype, copy=False)
+        if order is not None:
+            host = _np.asarray(host, order=order)
+        if copy and host is a._host:
+            host = host.copy()
+        return a if host is a._host else ndarray._of(host)
+    return _from_host(a, dtype, order)
 
 
-array = asanyarray = asarray
+def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, blocking=False):
+    """A new array on the device (``copy=True``: a stand-in array is copied too, as CuPy does)."""
+    out = asarray(obj, dtype=dtype, order=None if order == "K" else order, copy=copy)
+    if ndmin > out._host.ndim:
+        out = ndarray._of(out._host.reshape((1,) * (ndmin - out._host.ndim) + out._host.shape))
+    return out
 
 
-def asnumpy(a, stream=None):
+def asanyarray(a, dtype=None, order=None):
+    return asarray(a, dtype, order)
+
+
+def asnumpy(a, stream=None, order="C", out=None, blocking=True):
     """A NumPy copy of ``a`` (host data is passed to ``numpy.asarray``)."""
-    return a.get() if isinstance(a, ndarray) else _np.asarray(a)
+    return a.get(order=order, out=out) if isinstance(a, ndarray) else _np.asarray(a, order=order)
 
 
 def from_dlpack(obj):
     """The array a DLPack producer on the device shares (a stand-in array, or a wrapper of one)."""
     kind, _ = obj.__dlpack_device__()
-    if kind != cuda.DLPACK_DEVICE[0]:
+    if kind != cuda._DLPACK_DEVICE[0]:
         raise TypeError(f"from_dlpack: the stand-in takes arrays on the CUDA device, not DLPack device type {kind}")
-    return wrap(_np.from_dlpack(obj))
+    return _wrap(_np.from_dlpack(obj))
 
 
 def is_available():
@@ -83,7 +117,7 @@ def is_available():
     return True
 
 
-_POOL = _types.SimpleNamespace(free_all_blocks=lambda: None, used_bytes=lambda: 0, total_bytes=lambda: 0)
+_POOL = cuda.MemoryPool()
 
 
 def get_default_memory_pool():
@@ -91,35 +125,104 @@ def get_default_memory_pool():
     return _POOL
 
 
-lib = _types.SimpleNamespace(stride_tricks=_types.SimpleNamespace(
-    as_strided=strict(_np.lib.stride_tricks.as_strided, "as_strided")))
+def _submodule(name, **attrs):
+    module = _types.ModuleType(name)
+    module.__dict__.update(attrs)
+    _sys.modules[name] = module
+    _record.watch_module(module)
+    return module
+
+
+lib = _submodule("cupy.lib", stride_tricks=_submodule(
+    "cupy.lib.stride_tricks", as_strided=_strict(_np.lib.stride_tricks.as_strided, "as_strided")))
+
+
+# --- functions where CuPy computes differently from NumPy -------------------------
+
+def clip(a, a_min, a_max, out=None):
+    """CuPy's clip kernel, ``lo > hi ? hi : (x < lo ? lo : (x > hi ? hi : x))``: a NaN bound leaves x as it is.
+
+    NumPy propagates a NaN bound into the result; a missing bound is the
+    dtype's infinity or integer limit, as in CuPy's ``_ndarray_clip``.
+    """
+    if not isinstance(a, ndarray):
+        raise TypeError(f"Unsupported type {type(a)}: cupy.clip clips a CuPy array")
+    x = a._host
+    if a_min is None:
+        a_min = -_np.inf if _is_float(x.dtype) else _np.iinfo(x.dtype).min
+    if a_max is None:
+        a_max = _np.inf if _is_float(x.dtype) else _np.iinfo(x.dtype).max
+    lo, hi = _operand(a_min, "clip"), _operand(a_max, "clip")
+    dtype = _np.result_type(x, lo, hi)
+    x, lo, hi = (_np.asarray(v).astype(dtype) for v in (x, lo, hi))
+    result = _np.where(lo > hi, hi, _np.where(x < lo, lo, _np.where(x > hi, hi, x)))
+    if out is not None:
+        _np.copyto(out._host, result, casting="same_kind")
+        return out
+    return ndarray._of(_contiguous(result))
+
+
+def where(condition, x=None, y=None):
+    """CuPy's where: the condition must be a CuPy array, ``x`` and ``y`` ufunc operands (no lists)."""
+    missing = (x is None, y is None).count(True)
+    if missing == 1:
+        raise ValueError("Must provide both 'x' and 'y' or neither.")
+    if missing == 2:
+        return _wrap(_np.nonzero(condition._host))  # CuPy calls condition.nonzero(): arrays only
+    condition = condition.astype("?", copy=False)  # as CuPy: AttributeError for a bool or list
+    if not isinstance(condition, ndarray):
+        raise TypeError(f"Unsupported type {type(condition)} in where: a NumPy array, not a CuPy array")
+    return ndarray._of(_contiguous(_np.where(condition._host, _operand(x, "where"), _operand(y, "where"))))
+
+
+def take(a, indices, axis=None, out=None):
+    """CuPy's take: out-of-bounds indices wrap around (NumPy raises ``IndexError``)."""
+    if not isinstance(a, ndarray):
+        raise TypeError(f"Unsupported type {type(a)}: cupy.take takes from a CuPy array")
+    result = _np.take(a._host, _np.asarray(_to_host(indices, "an index", allow_numpy=True)), axis=axis, mode="wrap")
+    if out is not None:
+        out._host[...] = result
+        return out
+    return _wrap(result)
+
+
+def take_along_axis(a, indices, axis):
+    """CuPy's take_along_axis, as CuPy writes it: an integer-array index, so out-of-bounds indices wrap."""
+    if indices.dtype.kind not in ("i", "u"):
+        raise IndexError("`indices` must be an integer array")
+    if axis is None:
+        a, axis = a.ravel(), 0
+    ndim = a.ndim
+    axis = axis + ndim if axis < 0 else axis
+    if ndim != indices.ndim:
+        raise ValueError("`indices` and `a` must have the same number of dimensions")
+    fancy = [indices if i == axis else _wrap(_np.arange(n).reshape((1,) * i + (-1,) + (1,) * (ndim - i - 1)))
+             for i, n in enumerate(a.shape)]
+    return a[tuple(fancy)]
+
+
+_cache = {}
 
 
 def __getattr__(name):
-    """Everything else from NumPy: ufuncs and functions made strict, types and constants as they are."""
-    attr = getattr(_np, name)
+    """Everything else from NumPy, where the real CuPy has it: ufuncs and functions strict, types as they are."""
+    found = _cache.get(name)
+    if found is not None:
+        return found
+    if not _names.has("cupy", name):
+        raise AttributeError(f"module 'cupy' has no attribute {name!r} (the real CuPy 14.2 has none)")
+    try:
+        attr = getattr(_np, name)
+    except AttributeError:
+        raise AttributeError(f"the CuPy stand-in does not provide cupy.{name} (NumPy has no such name)") from None
     if isinstance(attr, _types.ModuleType):
         raise AttributeError(f"the CuPy stand-in has no submodule {name!r}")
     if isinstance(attr, _np.ufunc):
-        return _Ufunc(attr)
-    if callable(attr) and not isinstance(attr, type):
-        return strict(attr, name)
+        attr = ufunc(attr)
+    elif callable(attr) and not isinstance(attr, type):
+        attr = _strict(attr, name)
+    _cache[name] = attr
     return attr
 
 
-class _Ufunc:
-    """A NumPy ufunc that takes and returns stand-in arrays; ``.at`` takes host indices as CuPy's does."""
-
-    def __init__(self, ufunc):
-        self._ufunc = ufunc
-        self.__name__ = ufunc.__name__
-
-    def __call__(self, *args, **kwargs):
-        return strict(self._ufunc, self.__name__)(*args, **kwargs)
-
-    def at(self, a, indices, b=None):
-        self._ufunc.at(to_host(a, self.__name__ + ".at"), to_host(indices, "an index", allow_numpy=True),
-                       to_host(b, self.__name__ + ".at"))
-
-    def __getattr__(self, name):
-        return strict(getattr(self._ufunc, name), f"{self.__name__}.{name}")
+_record.watch_module(_sys.modules[__name__])

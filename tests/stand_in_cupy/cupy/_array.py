@@ -1,12 +1,34 @@
-"""The stand-in's array: a NumPy array in host memory that refuses to mix with NumPy arrays."""
+"""The stand-in's array: a NumPy array in host memory behind CuPy's rules.
+
+Where CuPy 14.2 and NumPy differ and gpugrad's code could meet it, the array
+behaves as CuPy's does (``tests/test_stand_in_contract.py`` pins each rule
+and names the CuPy source it follows):
+
+- integer-array indices out of bounds wrap around (``_prepare_array_indexing``);
+- an integer-array assignment that writes different values to one element is
+  refused: CuPy stores an undefined one of them, NumPy the last;
+- float to integer casts saturate and NaN becomes 0, as CUDA converts;
+- ``flags`` has only ``c_contiguous``, ``f_contiguous``, ``owndata`` (CuPy
+  arrays have no ``writeable`` flag);
+- ``clip`` is CuPy's kernel: a NaN bound leaves the element as it is;
+- ``take`` wraps out-of-bounds indices; ``item`` takes no index;
+- no ``__index__`` (``operator.index`` of a CuPy array is a ``TypeError``) and
+  no in-place ``@=``; ``copy.copy`` copies the memory (CuPy's ``__copy__``);
+- NumPy's floating-point warnings and ``np.errstate`` do not apply: a GPU
+  raises nothing on a division by zero.
+"""
 import operator
+import sys
+from copy import deepcopy
 
 import numpy as np
 
-from . import cuda
+from . import _names, _record, cuda
 
 _NO_HOST_COPY = ("Implicit conversion to a NumPy array is not allowed. "
                  "Please use `.get()` to construct a NumPy array explicitly.")
+_UNSUPPORTED_KINDS = "OUSMm"  # object, strings, datetimes: CuPy 14 refuses to create such arrays
+_QUIET = dict(all="ignore")  # np.errstate: a GPU kernel neither warns nor raises on FP errors
 
 
 def to_host(value, where, allow_numpy=False):
@@ -42,7 +64,9 @@ def wrap(result):
 def strict(function, where):
     """``function`` on stand-in arrays: refuses NumPy array arguments, wraps what it returns."""
     def call(*args, **kwargs):
-        return wrap(function(*to_host(args, where), **to_host(kwargs, where)))
+        args, kwargs = to_host(args, where), to_host(kwargs, where)
+        with np.errstate(**_QUIET):
+            return wrap(function(*args, **kwargs))
     call.__name__ = where
     return call
 
@@ -52,7 +76,40 @@ def from_host(data, dtype=None, order=None):
     interface = getattr(data, "__cuda_array_interface__", None)
     if interface is not None:
         return ndarray._of(np.asarray(_SharedMemory(interface, data), dtype=dtype, order=order))
+    if _all_device_arrays(data):  # CuPy stacks a nested sequence of its arrays on the device
+        data = to_host(data, "asarray")
     return ndarray._of(np.array(data, dtype=dtype, order=order, copy=True))
+
+
+def _all_device_arrays(data):
+    if isinstance(data, (list, tuple)):
+        return bool(data) and all(_all_device_arrays(d) for d in data)
+    return isinstance(data, ndarray)
+
+
+def is_float(dtype):
+    return dtype.kind == "f" or dtype.name == "bfloat16"
+
+
+def float_to_int(host, dtype):
+    """``host`` (floats) cast to integer ``dtype`` as CUDA converts: saturated at the type's range, NaN to 0."""
+    info = np.iinfo(dtype)
+    x = host.astype(np.float64)
+    out = np.zeros(x.shape, dtype)
+    low, high = x <= info.min, x >= float(info.max)
+    inside = ~(low | high | np.isnan(x))
+    out[inside] = x[inside].astype(dtype)  # truncation toward zero, in range
+    out[low], out[high] = info.min, info.max
+    return out
+
+
+def cast(host, dtype, copy=True, order="K"):
+    """``host.astype(dtype)`` with CUDA's float to integer conversion."""
+    dtype = np.dtype(dtype)
+    if is_float(host.dtype) and dtype.kind in "iu":
+        return float_to_int(host, dtype)
+    with np.errstate(**_QUIET):
+        return host.astype(dtype, order=order, copy=copy)
 
 
 class _SharedMemory:
@@ -64,16 +121,87 @@ class _SharedMemory:
         self._owner = owner  # the memory lives as long as the array made from it
 
 
-class _MemoryPointer:
-    """CuPy's ``MemoryPointer``, reduced to the address it holds."""
+class Flags:
+    """CuPy's ``ndarray.flags``: three read-only layout flags, by attribute or by key."""
 
-    def __init__(self, ptr):
-        self.ptr = ptr
+    def __init__(self, host):
+        self.c_contiguous = bool(host.flags.c_contiguous)
+        self.f_contiguous = bool(host.flags.f_contiguous)
+        self.owndata = host.base is None
+
+    @property
+    def fnc(self):
+        return self.f_contiguous and not self.c_contiguous
+
+    @property
+    def forc(self):
+        return self.f_contiguous or self.c_contiguous
+
+    def __getitem__(self, name):
+        return {"C_CONTIGUOUS": self.c_contiguous, "F_CONTIGUOUS": self.f_contiguous,
+                "OWNDATA": self.owndata}[name]
+
+
+# --- indexing as CuPy does it ----------------------------------------------------
+
+def _is_array_index(item):
+    return isinstance(item, np.ndarray) and item.ndim > 0
+
+
+def device_index(index, shape):
+    """``index`` for NumPy, with CuPy's rule that out-of-bounds entries of integer arrays wrap around."""
+    index = to_host(index, "an index", allow_numpy=True)
+    items = list(index) if isinstance(index, tuple) else [index]
+    items = [np.asarray(i) if isinstance(i, list) else i for i in items]
+    if not any(_is_array_index(i) and i.dtype.kind in "iu" for i in items):
+        return index
+    used = sum(i.ndim if _is_array_index(i) and i.dtype.kind == "b" else 1
+               for i in items if i is not None and i is not Ellipsis)
+    dim, out = 0, []
+    for item in items:
+        if item is Ellipsis:
+            dim += len(shape) - used
+        elif _is_array_index(item) and item.dtype.kind == "b":
+            dim += item.ndim
+        elif item is not None:
+            if _is_array_index(item) and item.dtype.kind in "iu" and dim < len(shape) and shape[dim]:
+                item = np.mod(item, shape[dim])
+            dim += 1
+        out.append(item)
+    return tuple(out)
 
 
 def _has_array_index(index):
+    """True when ``index`` (host or device) holds an array or a list: advanced indexing."""
     items = index if isinstance(index, tuple) else (index,)
-    return any(isinstance(i, (list, np.ndarray, ndarray)) for i in items)
+    return any(np.ndim(i._host if isinstance(i, ndarray) else i) > 0
+               for i in items if isinstance(i, (list, np.ndarray, ndarray)))
+
+
+def _refuse_conflicting_duplicates(host, index, value):
+    """Refuse an integer-array assignment that writes different values to one element.
+
+    CuPy's ``__setitem__`` stores an undefined one of them (its documented
+    difference from NumPy, which stores the last), so code relying on either
+    gives different answers on a GPU.
+    """
+    value = np.asarray(value)
+    if value.size <= 1:
+        return
+    targets = np.arange(host.size).reshape(host.shape)[index]
+    try:
+        values = np.broadcast_to(value, targets.shape).reshape(-1)
+    except ValueError:
+        return  # NumPy's own assignment reports the shape mismatch
+    order = np.argsort(targets.reshape(-1), kind="stable")
+    t, v = targets.reshape(-1)[order], values[order]
+    same_target = t[1:] == t[:-1]
+    differ = v[1:] != v[:-1]
+    if v.dtype.kind in "fc":
+        differ &= ~(np.isnan(v[1:]) & np.isnan(v[:-1]))
+    if np.any(same_target & differ):
+        raise RuntimeError("the CuPy stand-in refuses an integer-array assignment that writes different values to "
+                           "the same element: CuPy stores an undefined one of them (NumPy the last)")
 
 
 class ndarray:
@@ -82,11 +210,15 @@ class ndarray:
     __array_priority__ = 100  # NumPy defers binary operators to this class
     __hash__ = None
 
-    def __init__(self, shape, dtype=float, order="C"):
+    def __init__(self, shape, dtype=float, memptr=None, strides=None, order="C"):
+        if memptr is not None or strides is not None:
+            raise NotImplementedError("the CuPy stand-in makes arrays on new memory only")
         self._host = np.empty(shape, dtype, order=order)
 
     @classmethod
     def _of(cls, host):
+        if host.dtype.kind in _UNSUPPORTED_KINDS:
+            raise ValueError(f"Unsupported dtype {host.dtype}")
         a = cls.__new__(cls)
         a._host = host
         return a
@@ -96,13 +228,34 @@ class ndarray:
         raise TypeError(_NO_HOST_COPY)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        return strict(getattr(ufunc, method), ufunc.__name__)(*inputs, **kwargs)
+        """NumPy's ufunc on stand-in arrays runs CuPy's ufunc of that name, as CuPy dispatches it."""
+        from . import _ufunc
+
+        return _ufunc.from_numpy(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        return strict(func, func.__name__)(*args, **kwargs)
+        """NumPy's function on stand-in arrays runs CuPy's function of that name (absent: NumPy's TypeError)."""
+        module = sys.modules["cupy"]
+        try:
+            for part in func.__module__.split(".")[1:]:
+                module = getattr(module, part)
+            cupy_func = getattr(module, func.__name__)
+        except AttributeError:
+            return NotImplemented
+        if not all(issubclass(t, (ndarray, np.ndarray)) for t in types):
+            return NotImplemented
+        qualname = ".".join(["cupy"] + func.__module__.split(".")[1:] + [func.__name__])
+        _record.seen(qualname)
+        _record.call(qualname, args, kwargs)
+        return cupy_func(*args, **kwargs)
 
-    def get(self, stream=None, order="C", out=None):
-        """A NumPy copy in host memory (CuPy's device-to-host transfer)."""
+    def get(self, stream=None, order="C", out=None, blocking=True):
+        """A NumPy copy in host memory (CuPy's device-to-host transfer), or written into ``out``."""
+        if out is not None:
+            if not isinstance(out, np.ndarray) or out.shape != self._host.shape or out.dtype != self._host.dtype:
+                raise ValueError("`out` must be a NumPy array of the same shape and dtype")
+            out[...] = self._host
+            return out
         return self._host.copy(order=order)
 
     def tolist(self):
@@ -120,14 +273,20 @@ class ndarray:
     def __int__(self):
         return int(self._host)
 
-    def __index__(self):
-        return operator.index(self._host)
+    def __complex__(self):
+        return complex(self._host)
+
+    def __copy__(self):
+        return ndarray._of(self._host.copy())
+
+    def __deepcopy__(self, memo):
+        return ndarray._of(deepcopy(self._host, memo))
 
     # --- device memory ------------------------------------------------------
     @property
     def data(self):
         """Where the array's memory starts, as CuPy's ``MemoryPointer`` tells it (``.ptr``)."""
-        return _MemoryPointer(self._host.ctypes.data)
+        return cuda.MemoryPointer(self._host.ctypes.data)
 
     @property
     def __cuda_array_interface__(self):
@@ -139,7 +298,7 @@ class ndarray:
         return self._host.__dlpack__(**kwargs)
 
     def __dlpack_device__(self):
-        return cuda.DLPACK_DEVICE
+        return cuda._DLPACK_DEVICE
 
     @property
     def device(self):
@@ -149,14 +308,34 @@ class ndarray:
     def base(self):
         return wrap(self._host.base) if isinstance(self._host.base, np.ndarray) else None
 
-    # --- NumPy's attributes and methods, strict -----------------------------
+    @property
+    def flags(self):
+        return Flags(self._host)
+
+    # --- where CuPy's methods differ from NumPy's -----------------------------
     @property
     def T(self):
         return ndarray._of(self._host.T)
 
+    def astype(self, dtype, order="K", casting=None, subok=None, copy=True):
+        """A cast on the device: float to integer as CUDA converts (saturated, NaN to 0)."""
+        host = cast(self._host, dtype, copy=copy, order=order)
+        return self if host is self._host else ndarray._of(host)
+
+    def clip(self, min=None, max=None, out=None):
+        from . import clip
+
+        return clip(self, min, max, out=out)
+
+    def take(self, indices, axis=None, out=None):
+        from . import take
+
+        return take(self, indices, axis=axis, out=out)
+
     def __getattr__(self, name):
-        if name.startswith("__"):  # NumPy's protocols (__array_interface__ ...) would hand NumPy the host memory
-            raise AttributeError(f"'ndarray' object has no attribute {name!r}")
+        if name.startswith("__") or not _names.has("cupy.ndarray", name):
+            # NumPy's protocols (__array_interface__ ...) would hand NumPy the host memory
+            raise AttributeError(f"'cupy.ndarray' object has no attribute {name!r} (real CuPy 14.2 has none)")
         attr = getattr(self._host, name)
         return strict(attr, f"ndarray.{name}") if callable(attr) else wrap(attr)
 
@@ -167,50 +346,57 @@ class ndarray:
         return (wrap(row) for row in self._host)
 
     def __getitem__(self, index):
-        return wrap(self._host[to_host(index, "an index", allow_numpy=True)])
+        return wrap(self._host[device_index(index, self._host.shape)])
 
     def __setitem__(self, index, value):
         if isinstance(value, np.ndarray) and value.ndim and not _has_array_index(index):
             raise TypeError(f"Unsupported type {type(value)}: CuPy fills a basic-index assignment from a "
                             "scalar or a CuPy array, not a NumPy array")
-        self._host[to_host(index, "an index", allow_numpy=True)] = to_host(value, "setitem", allow_numpy=True)
+        index = device_index(index, self._host.shape)
+        value = to_host(value, "setitem", allow_numpy=True)
+        if self._host.dtype.kind in "iu" and is_float(np.asarray(value).dtype):
+            value = float_to_int(np.asarray(value), self._host.dtype)
+        if _has_array_index(index):
+            _refuse_conflicting_duplicates(self._host, index, value)
+        with np.errstate(**_QUIET):
+            self._host[index] = value
 
     def __repr__(self):
         return "stand_in_cupy." + repr(self._host)
 
 
+# --- Python's operators: CuPy's ufuncs (see _ufunc) ---------------------------------------
+
+_BINARY = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
+           "floordiv": "floor_divide", "mod": "remainder", "pow": "power", "and": "bitwise_and",
+           "or": "bitwise_or", "xor": "bitwise_xor", "lshift": "left_shift", "rshift": "right_shift"}
+_COMPARISONS = {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal", "eq": "equal",
+                "ne": "not_equal"}
+_UNARY = {"neg": "negative", "pos": "positive", "abs": "absolute", "invert": "invert"}
+
+
 def _operators():
-    """Put Python's operators on ndarray: binary, reflected and in-place ones strict, unary ones plain."""
-    binary = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor",
-              "lshift", "rshift")
-    for name in binary:
-        function = getattr(operator, name + "_" if name in ("and", "or") else name)
-        in_place = getattr(operator, "i" + name)
-        setattr(ndarray, f"__{name}__", _binary(function, reflected=False))
-        setattr(ndarray, f"__r{name}__", _binary(function, reflected=True))
-        setattr(ndarray, f"__i{name}__", _in_place(in_place))
-    for name in ("lt", "le", "gt", "ge", "eq", "ne"):
-        setattr(ndarray, f"__{name}__", _binary(getattr(operator, name), reflected=False))
-    for name in ("neg", "pos", "abs", "invert"):
-        setattr(ndarray, f"__{name}__", _unary(getattr(operator, name)))
+    """Python's operators on ndarray, each CuPy's ufunc (``a @= b`` is not in place: CuPy has no ``__imatmul__``)."""
+    from . import _ufunc
+
+    for name, ufunc in _BINARY.items():
+        setattr(ndarray, f"__{name}__", _ufunc.operator(ufunc))
+        setattr(ndarray, f"__r{name}__", _ufunc.operator(ufunc, reflected=True))
+        setattr(ndarray, f"__i{name}__", _ufunc.operator(ufunc, in_place=True))
+    for name, ufunc in _COMPARISONS.items():
+        setattr(ndarray, f"__{name}__", _ufunc.operator(ufunc, comparison=True))
+    for name, ufunc in _UNARY.items():
+        setattr(ndarray, f"__{name}__", _ufunc.operator(ufunc, unary=True))
+    ndarray.__matmul__ = lambda self, other: _matmul(self, other)
+    ndarray.__rmatmul__ = lambda self, other: _matmul(other, self)
 
 
-def _binary(function, reflected):
-    where = function.__name__
-    if reflected:
-        return lambda self, other: wrap(function(to_host(other, where), self._host))
-    return lambda self, other: wrap(function(self._host, to_host(other, where)))
-
-
-def _in_place(function):
-    def method(self, other):
-        function(self._host, to_host(other, function.__name__))
-        return self
-    return method
-
-
-def _unary(function):
-    return lambda self: wrap(function(self._host))
+def _matmul(a, b):
+    if not isinstance(a, ndarray) or not isinstance(b, ndarray):
+        return NotImplemented
+    with np.errstate(**_QUIET):
+        return wrap(operator.matmul(a._host, b._host))
 
 
 _operators()
+_record.watch_class(ndarray, lambda _: "cupy.ndarray")

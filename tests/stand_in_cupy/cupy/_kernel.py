@@ -4,12 +4,20 @@ The kernel source is the ``preamble`` the backend passes (the ``kernels/*.cu``
 file), parsed by :mod:`gpugrad.backend.kernel_source` and built by
 :mod:`gpugrad.kernelcheck.host`. The builds are cached in ``$CUPY_CACHE_DIR``
 (where CuPy caches its own), so each kernel is compiled once per test run.
+
+A call follows CuPy 14.2's ``ElementwiseKernel.__call__`` (``_kernel.pyx``):
+the in_params, optionally followed by every output; keywords ``size``,
+``stream`` and ``block_size`` only; outputs must be CuPy arrays; and CuPy's
+type rule (``_decide_params_type_core``): every array bound to one type
+placeholder (``T``) has the same dtype and an array bound to a named type
+(``int64``) has that dtype, else ``TypeError: Type is mismatched`` (nothing is
+cast for you). Scalars take the param's type.
 """
 import os
 
 import numpy as np
 
-from . import cuda
+from . import _record, cuda
 from ._array import ndarray
 
 _PREFIX = "gpugrad_"
@@ -18,48 +26,68 @@ _PREFIX = "gpugrad_"
 class ElementwiseKernel:
     """A fused kernel: call it with the in_params in declared order, optionally followed by the outputs."""
 
-    def __init__(self, in_params, out_params, operation, name="kernel", preamble="", **options):
+    @_record.calls_recorded("cupy.ElementwiseKernel")
+    def __init__(self, in_params, out_params, operation, name="kernel", reduce_dims=True, preamble="",
+                 no_return=False, return_tuple=False, **kwargs):
         from gpugrad.backend import kernel_source
 
         if not name.startswith(_PREFIX):
             raise NotImplementedError(f"the CuPy stand-in runs gpugrad's fused kernels only, not {name!r}")
-        self.source = kernel_source.parse(preamble, name[len(_PREFIX):])
-        declared = (self.source.in_params, self.source.out_params, self.source.operation)
+        self._source = kernel_source.parse(preamble, name[len(_PREFIX):])
+        declared = (self._source.in_params, self._source.out_params, self._source.operation)
         if declared != (in_params, out_params, operation):
             raise NotImplementedError(f"kernel {name!r}: the signature passed is not the one its source declares")
         self._built = None
 
-    def __call__(self, *args):
-        k = self.source
+    @_record.calls_recorded("cupy.ElementwiseKernel.__call__")
+    def __call__(self, *args, **kwargs):
+        k = self._source
+        unknown = set(kwargs) - {"size", "stream", "block_size"}
+        if unknown:
+            raise TypeError(f"Wrong arguments { {name: kwargs[name] for name in sorted(unknown)} }")
+        if kwargs.get("size") is not None:
+            raise NotImplementedError(f"{k.kernel_name!r}: the stand-in sizes a launch by its arrays only")
         n_in, n_out = len(k.inputs), len(k.outputs)
         if len(args) not in (n_in, n_in + n_out):
-            raise TypeError(f"Wrong number of arguments for {k.kernel_name!r}: {n_in} or {n_in + n_out} "
-                            f"expected, {len(args)} given")
-        arrays, params = self._split(args[:n_in])
+            raise TypeError(f"Wrong number of arguments for {k.kernel_name!r}. It must be either {n_in} or "
+                            f"{n_in + n_out} (with outputs), but given {len(args)}.")
         outputs = list(args[n_in:])
         for out in outputs:
             if not isinstance(out, ndarray):
-                raise TypeError(f"Unsupported type {type(out)} for an output of {k.kernel_name!r}")
+                raise TypeError(f"Output arguments must be cupy.ndarray, not {type(out)} ({k.kernel_name!r})")
+        self._check_types(args[:n_in], outputs)
+        arrays, params = self._split(args[:n_in])
         try:
             results = self._host_kernel()(*arrays, *[out._host for out in outputs], **params)
         except MemoryError:
-            raise cuda.OutOfMemoryError(self._bytes_asked(arrays), 0) from None
+            raise cuda.memory.OutOfMemoryError(self._bytes_asked(arrays), 0) from None
         if outputs:
             return outputs[0] if n_out == 1 else tuple(outputs)
         results = tuple(ndarray._of(r) for r in results)
         return results[0] if n_out == 1 else results
 
+    def _check_types(self, inputs, outputs):
+        """CuPy's type rule: one dtype per placeholder, a named type's own dtype; outputs are bound first."""
+        k, bound = self._source, {}
+        for p, value in list(zip(k.outputs, outputs)) + list(zip(k.inputs, inputs)):
+            if not isinstance(value, ndarray):
+                continue  # a scalar takes the param's type
+            dtype = value._host.dtype
+            want = bound.setdefault(p.type, dtype) if p.placeholder else np.dtype(p.type)
+            if dtype != want:
+                raise TypeError(f"Type is mismatched. {p.name} {dtype} {want} ({k.kernel_name!r})")
+
     def _split(self, inputs):
         """The host arrays and the keyword params (scalars) among the in_param arguments."""
         arrays, params = [], {}
-        for p, value in zip(self.source.inputs, inputs):
-            if p.name in self.source.keyword_params:
-                params[p.name] = _scalar(value, p.name, self.source.kernel_name)
+        for p, value in zip(self._source.inputs, inputs):
+            if p.name in self._source.keyword_params:
+                params[p.name] = _scalar(value, p.name, self._source.kernel_name)
             elif isinstance(value, ndarray):
                 arrays.append(value._host)
             else:
                 raise TypeError(f"Unsupported type {type(value)} for array input {p.name!r} of "
-                                f"{self.source.kernel_name!r}")
+                                f"{self._source.kernel_name!r}")
         return arrays, params
 
     def _host_kernel(self):
@@ -67,7 +95,7 @@ class ElementwiseKernel:
             from gpugrad.kernelcheck import host
 
             workdir = os.environ.get("CUPY_CACHE_DIR")
-            self._built = host.build(self.source, workdir and os.path.join(workdir, "stand-in-host-builds"))
+            self._built = host.build(self._source, workdir and os.path.join(workdir, "stand-in-host-builds"))
         return self._built
 
     def _bytes_asked(self, arrays):
@@ -86,3 +114,6 @@ def _scalar(value, name, kernel_name):
                                       "the stand-in's host build takes params by value")
         return value._host[()]
     return value
+
+
+_record.watch_class(ElementwiseKernel, lambda _: "cupy.ElementwiseKernel")
