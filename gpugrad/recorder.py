@@ -124,25 +124,12 @@ class Op:
         ...     return [dy * op.attrs["factor"]]
     """
 
-    __slots__ = ("type", "inputs", "_outputs", "attrs", "_reached")
+    __slots__ = ("type", "inputs", "outputs", "attrs", "_reached")
 
     def __init__(self, record=None, reached=()):
         if record is not None:
-            self.type, self.inputs, self._outputs, self.attrs = record[:4]
+            self.type, self.inputs, self.outputs, self.attrs = record[:4]
         self._reached = reached
-
-    @property
-    def outputs(self):
-        outputs = self._outputs
-        if outputs is None:
-            raise GradientError(
-                f"the gradient rule of op {self.type!r} reads op.outputs, but it was registered with "
-                f"reads_outputs=False, so the backward sweep freed them; register it without that flag")
-        return outputs
-
-    @outputs.setter
-    def outputs(self, value):
-        self._outputs = value
 
     @property
     def needs_grad(self):
@@ -153,6 +140,23 @@ class Op:
 
     def __repr__(self):
         return f"<Op {self.type} inputs={[i.shape for i in self.inputs]}>"
+
+
+class FreedOutputs:
+    """``op.outputs`` of a rule registered ``reads_outputs=False``: the sweep freed them, and any use
+    raises a GradientError naming the op (``op_type`` is set by the sweep)."""
+
+    __slots__ = ("op_type",)
+
+    def __init__(self):
+        self.op_type = None
+
+    def _refuse(self, *args):
+        raise GradientError(
+            f"the gradient rule of op {self.op_type!r} reads op.outputs, but it was registered with "
+            f"reads_outputs=False, so the backward sweep freed them; register it without that flag")
+
+    __getitem__ = __iter__ = __len__ = __bool__ = _refuse
 
 
 def emit(op_type, data, device, inputs, attrs=None):

@@ -20,7 +20,7 @@ from . import anomaly, nest
 from .errors import DeviceError, DTypeError, GradientError, GradientUsageError, ShapeError
 from .ops import add, cast, ones_like, sum_to, zeros_like
 from .ops.base import donated
-from .recorder import INPUTS, OUTPUTS, Op, active_tapes, pop_tape, push_tape
+from .recorder import INPUTS, OUTPUTS, FreedOutputs, Op, active_tapes, pop_tape, push_tape
 from . import registry
 from .registry import gradient_rule
 from .tensor import Tensor, Variable, as_tensor
@@ -259,6 +259,7 @@ def _backward(records, seeds, source_ids, release=False, reached=None):
     next_record = on_path.pop
     rules, reading_outputs, donating_dy = registry.rules, registry.rules_reading_outputs, registry.rules_donating_dy
     op = Op(None, reached)  # one view, refilled for each record
+    freed = FreedOutputs()  # op.outputs of a rule declared not to read them
     anomaly_slot = anomaly.current_slot()  # None unless gg.detect_anomaly() is on in this thread
     # donation needs exact reference counts and no tape of this thread recording the sweep
     donate_min = DONATE_MIN_SIZE if donating and not active_tapes() else sys.maxsize
@@ -286,12 +287,15 @@ def _backward(records, seeds, source_ids, release=False, reached=None):
                 continue  # declared not differentiable
             # outputs a rule declares it does not read are freed now, so its result can take their memory
             op.type, op.inputs, op.attrs = op_type, inputs, attrs
-            op._outputs = outputs if op_type in reading_outputs else None
+            if op_type in reading_outputs:
+                op.outputs = outputs
+            else:
+                op.outputs, freed.op_type = freed, op_type
             rec = outputs = None
             if out_grads is None:
                 # a rule that declares donates_dy may write into dy's buffer when nothing else can see
                 # it: this loop holds the only reference (dy; getrefcount adds one), no tape records
-                if (dy._data.size >= donate_min and op_type in donating_dy and key not in source_ids
+                if (op_type in donating_dy and dy._data.size >= donate_min and key not in source_ids
                         and getrefcount(dy) == 2 and getrefcount(dy._data) == 2 and dy._data.base is None):
                     donated[0] = dy._data
                     try:
