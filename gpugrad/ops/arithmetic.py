@@ -199,7 +199,8 @@ def _pow_grad(op, dy):
 
 def _pow_grad_cpu(x, y, dy):
     # d(x^y)/dx = y x^(y-1);  d(x^y)/dy = x^y log(x), taken as 0 where x <= 0
-    gx = dy * (y * np.power(x, y - ONE[y.dtype]))
+    with np.errstate(divide="ignore", invalid="ignore"):  # x^(y-1) at x = 0: the 0s are mended below
+        gx = dy * (y * np.power(x, y - ONE[y.dtype]))
     if math.isnan(np.vdot(gx, gx)):  # a NaN in gx (squares cannot cancel): one pass, no temporary
         # 0 * inf or 0 * NaN: at x <= 0 a zero y (x^0 = 1) or a zero dy contributes 0
         gx = np.where(np.isnan(gx) & (x <= 0) & ((y == 0) | (dy == 0)), ZERO[gx.dtype], gx)
