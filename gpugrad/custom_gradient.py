@@ -84,7 +84,8 @@ def custom_gradient(f):
                 f"custom_gradient function {f.__name__!r} reads variables "
                 f"{[v.name or tuple(v.shape) for v in variables]}, so its grad_fn must accept "
                 f"a 'variables' keyword and return (input_grads, variable_grads)")
-        outs = tuple(Tensor._wrap(t._data, t._device) for t in flat_y)  # fresh ids for the tape
+        # fresh ids for the tape; a Variable's live array is copied, so a later assign cannot change y
+        outs = tuple(Tensor._wrap(t._data if t.__class__ is Tensor else t._data.copy(), t._device) for t in flat_y)
         backward = _backward_fn(f.__name__, grad_fn, inputs, variables)
         record(outs, inputs + tuple(variables), f"CustomGradient:{f.__name__}", {}, backward)
         return nest.pack_like(y, outs) if isinstance(y, (list, tuple, dict)) else outs[0]

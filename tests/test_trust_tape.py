@@ -456,3 +456,18 @@ def test_the_gradient_checker_counts_a_nan_as_a_mismatch():
     assert max_error([np.array([[np.nan, 1.0]])], [np.array([[0.0, 1.0]])]) == float("inf")
     assert max_error([np.array([[0.0, 1.0]])], [np.array([[0.0, np.nan]])]) == float("inf")
     assert max_error([np.array([[0.0, 1.0]])], [np.array([[0.0, 1.5]])]) == 0.5
+
+
+def test_a_custom_gradient_returning_a_variable_gives_a_snapshot_not_the_live_array():
+    v = gg.Variable([1.0, 2.0])
+
+    @gg.custom_gradient
+    def passthrough(x):
+        return v, lambda dy: dy * 0.0
+
+    x = gg.tensor([0.0, 0.0])
+    with gg.GradientTape() as tape:
+        tape.watch(x)
+        y = passthrough(x)
+    v.assign([5.0, 5.0])
+    assert y.numpy().tolist() == [1.0, 2.0]
