@@ -17,7 +17,7 @@ from .errors import (AnomalyError, DeviceError, DeviceUnavailableError, DTypeErr
                      OutOfMemoryError, ShapeError)
 from .backend import cuda_available, default_device, device, devices, get_device  # noqa: E402
 from .backend.cpu_threads import get_num_threads, set_num_threads  # noqa: E402
-from .tensor import Tensor, Variable, from_dlpack, from_numpy, tensor  # noqa: E402
+from .tensor import Tensor, Variable, as_tensor, from_dlpack, from_numpy, tensor  # noqa: E402
 from .registry import NotDifferentiable, RegisterGradient, registered_ops  # noqa: E402
 from . import ops  # noqa: E402
 from .ops import *  # noqa: E402,F401,F403

@@ -5,7 +5,7 @@ import inspect
 from . import nest
 from .errors import GradientError, GradientUsageError
 from .recorder import active_tapes, paused, record
-from .tensor import Tensor, as_tensor
+from .tensor import Tensor, ensure_tensor
 
 
 def record_operation(op_type, outputs, inputs, backward_fn=None):
@@ -26,7 +26,7 @@ def record_operation(op_type, outputs, inputs, backward_fn=None):
     """
     if not active_tapes():
         return
-    inputs = tuple(as_tensor(t) for t in nest.flatten(inputs))
+    inputs = tuple(ensure_tensor(t) for t in nest.flatten(inputs))
     outputs = tuple(nest.flatten(outputs))
     for t in outputs:
         if not isinstance(t, Tensor):
@@ -65,7 +65,7 @@ def custom_gradient(f):
 
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
-        leaves = [as_tensor(a) if not isinstance(a, Tensor) and _is_array_like(a) else a
+        leaves = [ensure_tensor(a) if not isinstance(a, Tensor) and _is_array_like(a) else a
                   for a in nest.flatten(list(args))]
         args = nest.pack_like(list(args), leaves)
         reads = GradientTape(watch_accessed_variables=True)
@@ -73,7 +73,7 @@ def custom_gradient(f):
             with reads:  # ...but this tape notes which variables f reads
                 result = f(*args, **kwargs)
         y, grad_fn = _result_and_grad_fn(f, result)
-        flat_y = [t if isinstance(t, Tensor) else as_tensor(t) for t in nest.flatten(y)]
+        flat_y = [t if isinstance(t, Tensor) else ensure_tensor(t) for t in nest.flatten(y)]
         if not active_tapes():
             return nest.pack_like(y, flat_y) if isinstance(y, (list, tuple, dict)) else flat_y[0]
         inputs = tuple(x for x in leaves if isinstance(x, Tensor))

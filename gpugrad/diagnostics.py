@@ -19,7 +19,7 @@ from . import nest, registry
 from .ops import zeros_like
 from .recorder import BACKWARD_FN, INPUTS, OUTPUTS, TYPE, Op, paused
 from .tape import _backward
-from .tensor import Tensor, Variable, as_tensor
+from .tensor import Tensor, Variable, ensure_tensor
 
 __all__ = ["explain_gradient", "GradientExplanation"]
 
@@ -305,7 +305,7 @@ def _sent_back(rec, out_grads, reached):
         sent = [sent] if sent is None or isinstance(sent, Tensor) else list(sent)
     else:
         sent = list(registry.gradient_rule(rec[TYPE])(Op(rec, reached), *out_grads))
-    return [None if g is None else as_tensor(g, like=t) for g, t in zip(sent, rec[INPUTS])]
+    return [None if g is None else ensure_tensor(g, like=t) for g, t in zip(sent, rec[INPUTS])]
 
 
 # --------------------------------------------------------------------------- helpers

@@ -10,7 +10,7 @@ Example:
 import numpy as np
 
 from .tape import GradientTape
-from .tensor import Tensor, as_tensor
+from .tensor import Tensor, ensure_tensor
 
 
 def compute_gradient(f, xs, delta=1e-3):
@@ -20,7 +20,7 @@ def compute_gradient(f, xs, delta=1e-3):
     the numerical one from central differences, ``(f(x + d) - f(x - d)) / 2d``,
     evaluated in the inputs' dtype and differenced in float64.
     """
-    xs = [as_tensor(x) for x in (xs if isinstance(xs, (list, tuple)) else [xs])]
+    xs = [ensure_tensor(x) for x in (xs if isinstance(xs, (list, tuple)) else [xs])]
     y0 = _output(f, xs)
     theoretical = [_theoretical_jacobian(f, xs, i, y0.size) for i in range(len(xs))]
     numerical = [_numerical_jacobian(f, xs, i, y0.size, delta) for i in range(len(xs))]

@@ -23,7 +23,7 @@ from .ops.base import donated
 from .recorder import INPUTS, OUTPUTS, FreedOutputs, Op, active_tapes, pop_tape, push_tape
 from . import registry
 from .registry import gradient_rule
-from .tensor import Tensor, Variable, as_tensor
+from .tensor import Tensor, Variable, ensure_tensor
 
 
 # Reusing a dying gradient's buffer needs exact reference counts: CPython before 3.14, with the GIL.
@@ -211,7 +211,7 @@ class GradientTape:
             if g is None:
                 g = ones_like(t)
             else:
-                g = as_tensor(g, like=t)
+                g = ensure_tensor(g, like=t)
                 if g._device is not t._device:
                     raise DeviceError(
                         f"output_gradients is on {g.device!r} but its target is on {t.device!r}")
@@ -321,7 +321,7 @@ def _backward(records, seeds, source_ids, release=False, reached=None):
             if key not in reached:
                 continue
             if g.__class__ is not Tensor and not isinstance(g, Tensor):
-                g = as_tensor(g, like=t)
+                g = ensure_tensor(g, like=t)
             gd, td = g._data, t._data
             if gd.shape != td.shape:
                 g = _unbroadcast(g, t, op_type)

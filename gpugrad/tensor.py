@@ -567,8 +567,8 @@ def from_numpy(array):
     while a tape that read it may still compute a gradient. :func:`tensor`
     copies instead. Strided and read-only arrays are shared as they are (the
     tensor never writes into them); a subclass (``np.memmap``) is shared as a
-    plain ``ndarray`` view. gpugrad has no ``as_tensor`` that shares only
-    when it can (PyTorch's): :func:`tensor` always copies, this always shares.
+    plain ``ndarray`` view. :func:`tensor` always copies; :func:`as_tensor`
+    shares when it can, as PyTorch's does.
 
     Example:
         >>> import numpy as np, gpugrad as gg
@@ -610,7 +610,35 @@ def from_dlpack(obj):
     return Tensor._wrap(dev.backend.from_dlpack(obj, index), dev)
 
 
-def as_tensor(value, like=None):
+def as_tensor(data, dtype=None, device=None):
+    """``data`` as a tensor, sharing its memory when it can (PyTorch's ``torch.as_tensor``).
+
+    A tensor of the asked dtype and device comes back as itself; a NumPy array
+    (for a CPU tensor) or a CuPy array (for one on its GPU) of the asked dtype
+    is shared, as :func:`from_numpy` and :func:`from_dlpack` share it, so
+    writes into it show in the tensor and a tape that recorded it is not told.
+    Anything else (Python data, another dtype, another device) is converted
+    into a new array, as :func:`tensor` does.
+
+    Example:
+        >>> import numpy as np, gpugrad as gg
+        >>> a = np.zeros(2, dtype=np.float32)
+        >>> np.shares_memory(gg.as_tensor(a).numpy(), a), np.shares_memory(gg.as_tensor(a, "float64").numpy(), a)
+        (True, False)
+    """
+    dev = get_device(device)
+    wanted = None if dtype is None else np.dtype(dtype)
+    if isinstance(data, Tensor):
+        if data._device is dev and (wanted is None or data._data.dtype == wanted):
+            return data
+        data = data._data if data._device is dev else data._device.backend.to_numpy(data._data)
+    elif isinstance(data, dev.array_type) and (wanted is None or data.dtype == wanted) \
+            and not isinstance(data, np.ma.MaskedArray):
+        return Tensor._wrap(_numeric(data.view(dev.array_type) if type(data) is not dev.array_type else data), dev)
+    return Tensor(data, dtype, dev)
+
+
+def ensure_tensor(value, like=None):
     """``value`` itself if it is a Tensor, else a new tensor (a copy, as :func:`tensor`) on ``like``'s device.
 
     The ops convert their non-tensor operands with it, so an op never records

@@ -218,3 +218,18 @@ def test_gpu_tensor_of_a_cupy_array_is_a_copy_and_numpy_is_read_only():
     assert host.tolist() == [0.0, 1.0, 2.0] and not host.flags.writeable
     assert gg.tensor(t, device="cuda").data is not t.data
     assert gg.Variable([1.0], device="cuda").numpy().flags.writeable  # a snapshot
+
+
+def test_as_tensor_shares_when_it_can_as_torch_as_tensor_does():
+    a = np.arange(3.0)
+    shared = gg.as_tensor(a)
+    a[0] = 9.0
+    assert shared.numpy().tolist() == [9.0, 1.0, 2.0] and shared.dtype == np.float64
+    converted = gg.as_tensor(a, dtype="float32")
+    a[1] = 9.0
+    assert converted.numpy().tolist() == [9.0, 1.0, 2.0] and converted.dtype == np.float32
+    assert gg.as_tensor([1.0, 2.0]).dtype == np.float32  # Python data: gg.tensor's rules
+    t = gg.tensor([1.0])
+    assert gg.as_tensor(t) is t and gg.as_tensor(t, "float64").dtype == np.float64
+    v = gg.Variable([1.0])
+    assert gg.as_tensor(v) is v  # still the version-checked variable

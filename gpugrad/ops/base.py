@@ -11,7 +11,7 @@ from ..backend import CPU
 from ..backend.cpu_threads import SPLIT_MIN_CHEAP, SPLIT_MIN_COSTLY, split_formula, split_ufunc  # noqa: F401
 from ..errors import DeviceError, DTypeError, ShapeError
 from ..recorder import emit, emit_many  # noqa: F401 - re-exported for op modules
-from ..tensor import Tensor, Variable, as_tensor
+from ..tensor import Tensor, Variable, ensure_tensor
 
 _scalar_tensors = {}  # (value, dtype, device) -> 0-d Tensor, for Python numbers in ops
 _host_scalars = {}  # (value, dtype) -> 0-d NumPy array, for CPU gradient formulas
@@ -19,7 +19,7 @@ _host_scalars = {}  # (value, dtype) -> 0-d NumPy array, for CPU gradient formul
 
 def unary(x):
     """``x`` as a Tensor (a Python number or array goes to the default device)."""
-    return x if isinstance(x, Tensor) else as_tensor(x)
+    return x if isinstance(x, Tensor) else ensure_tensor(x)
 
 
 def scalar_tensor(value, like):
@@ -28,13 +28,13 @@ def scalar_tensor(value, like):
     Converting a Python float costs NumPy more than the op itself on small arrays.
     """
     if value == 0 or like._data.dtype.kind not in "fc" or value != value:
-        return as_tensor(value, like=like)  # -0.0 == 0.0 and NaN != NaN: not cacheable
+        return ensure_tensor(value, like=like)  # -0.0 == 0.0 and NaN != NaN: not cacheable
     key = (value, like._data.dtype, like._device)
     t = _scalar_tensors.get(key)
     if t is None:
         if len(_scalar_tensors) > 4096:
             _scalar_tensors.clear()
-        t = _scalar_tensors[key] = as_tensor(value, like=like)
+        t = _scalar_tensors[key] = ensure_tensor(value, like=like)
     return t
 
 
@@ -102,9 +102,9 @@ def binary(x, y, op_type):
             return x, t
     if not isinstance(y, Tensor):
         y = scalar_tensor(y, x) if isinstance(y, (int, float)) and isinstance(x, Tensor) \
-            else as_tensor(y, like=x if isinstance(x, Tensor) else None)
+            else ensure_tensor(y, like=x if isinstance(x, Tensor) else None)
     if not isinstance(x, Tensor):
-        x = scalar_tensor(x, y) if isinstance(x, (int, float)) else as_tensor(x, like=y)
+        x = scalar_tensor(x, y) if isinstance(x, (int, float)) else ensure_tensor(x, like=y)
     if x._device is not y._device:
         raise DeviceError(
             f"op {op_type!r} got tensors on two devices, {x.device!r} and {y.device!r}; "

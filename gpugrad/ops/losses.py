@@ -15,7 +15,7 @@ import numpy as np
 from ..backend import CPU
 from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
 from ..registry import RegisterGradient
-from ..tensor import Tensor, as_tensor
+from ..tensor import Tensor, ensure_tensor
 from .activations import relu_data, sigmoid
 from .arithmetic import multiply, subtract
 from .base import binary, elementwise, emit, same_device, unary
@@ -131,7 +131,7 @@ def _label_tensor(labels, logits, op_type):
         if labels._device is not dev:
             same_device((logits, labels), op_type)
     else:
-        labels = as_tensor(labels, like=logits) if not isinstance(labels, (int, float)) \
+        labels = ensure_tensor(labels, like=logits) if not isinstance(labels, (int, float)) \
             else Tensor(labels, None, dev)
     if labels.dtype.kind not in "iu":
         raise DTypeError(f"op {op_type!r} takes integer class labels, got dtype {labels.dtype}")

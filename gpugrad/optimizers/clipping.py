@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from ..backend import CPU
-from ..tensor import Tensor, as_tensor
+from ..tensor import Tensor, ensure_tensor
 
 __all__ = ["clip_by_global_norm", "clip_by_norm", "global_norm"]
 
@@ -91,7 +91,7 @@ def clip_by_global_norm(grads, max_norm):
         ([3.0, 4.0], None, 10.0)
     """
     max_norm = _check_max_norm(max_norm)
-    grads = [g if g is None or isinstance(g, Tensor) else as_tensor(g) for g in grads]
+    grads = [g if g is None or isinstance(g, Tensor) else ensure_tensor(g) for g in grads]
     norm, dev = _global_norm(grads)
     if norm is None:
         return list(grads), Tensor(0.0, device=dev)

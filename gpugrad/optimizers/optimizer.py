@@ -27,7 +27,7 @@ from sys import getrefcount
 from ..backend import CPU
 from ..errors import DeviceError, DTypeError, ShapeError
 from ..tape import GradientTape, donating
-from ..tensor import Tensor, Variable, as_tensor
+from ..tensor import Tensor, Variable, ensure_tensor
 from .clipping import _check_max_norm, clip_by_global_norm
 
 __all__ = ["Optimizer"]
@@ -242,7 +242,7 @@ class Optimizer:
             raise TypeError(f"{self.name}: apply_gradients takes (gradient, Variable) pairs, "
                             f"not a {type(var).__name__}")
         if not isinstance(grad, Tensor):
-            grad = as_tensor(grad, like=var)
+            grad = ensure_tensor(grad, like=var)
         label = f"variable {var.name!r}" if var.name else "a variable"
         if grad._device is not var._device:
             raise DeviceError(f"{self.name}: the gradient of {label} is on {grad.device!r} "
