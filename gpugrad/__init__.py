@@ -13,7 +13,7 @@ import numpy as _np
 __version__ = "0.1.0"
 
 from .errors import (AnomalyError, DeviceError, DeviceUnavailableError, DTypeError, GpugradError,  # noqa: E402
-                     GradientError, GradientUsageError, IndexOutOfRangeError, LookupGradientError,
+                     GradientError, GradientUsageError, IndexOutOfRangeError, LookupGradientError, NotATensorError,
                      OutOfMemoryError, ShapeError)
 from .backend import cuda_available, default_device, device, devices, get_device  # noqa: E402
 from .backend.cpu_threads import get_num_threads, set_num_threads  # noqa: E402

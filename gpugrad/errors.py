@@ -31,6 +31,8 @@ What raises what (each message names the op, the shapes, dtypes or devices, and 
   or ``record_operation`` that returns the wrong number of gradients, or one whose shape
   does not reduce to its input's.
 - LookupGradientError (a GradientError and a LookupError): an op type with no registered gradient.
+- NotATensorError (a TypeError, and a ValueError as TensorFlow raises): ``tape.watch``,
+  ``gradient`` or ``jacobian`` given something that is not a tensor.
 - OutOfMemoryError: a GPU ran out of memory in an op (its name and the bytes asked).
 """
 
@@ -63,6 +65,12 @@ class GradientUsageError(GradientError, ValueError):
     """The gradient machinery used wrongly where TensorFlow raises ValueError: a tape entered
     while it records; a rule, ``@custom_gradient`` or ``backward_fn`` that returns the wrong
     number of gradients, or one of a shape that does not reduce to its input's."""
+
+
+class NotATensorError(GpugradError, TypeError, ValueError):
+    """A tape given something other than a tensor to watch, differentiate or differentiate by:
+    a TypeError (Python's class for an argument of the wrong type) and a ValueError
+    (TensorFlow's, for ``tape.watch(1)``), so code written for either catches it."""
 
 
 class LookupGradientError(GradientError, LookupError):

@@ -22,7 +22,7 @@ Example:
 import math
 
 from . import nest
-from .errors import DTypeError, GradientError, ShapeError
+from .errors import DTypeError, GradientError, NotATensorError, ShapeError
 from .ops import reshape, stack, zeros_like
 from .tape import _backward, _records_on_paths
 from .tensor import Tensor
@@ -113,7 +113,7 @@ def _check_target(target, what, unconnected_gradients):
     if unconnected_gradients not in ("none", "zero"):
         raise ValueError(f"unconnected_gradients is 'none' or 'zero', not {unconnected_gradients!r}")
     if not isinstance(target, Tensor):
-        raise TypeError(f"{what}() target must be one tensor, not {type(target).__name__}")
+        raise NotATensorError(f"{what}() target must be one tensor, not {type(target).__name__}")
     if target.dtype.kind not in "fc":
         raise DTypeError(f"cannot differentiate a target of integer dtype {target.dtype}")
 
@@ -121,10 +121,10 @@ def _check_target(target, what, unconnected_gradients):
 def _check_sources(sources, what, single=False):
     flat = nest.flatten(sources)
     if single and (len(flat) != 1 or flat[0] is not sources):
-        raise TypeError(f"{what}() takes one source tensor, not {type(sources).__name__}")
+        raise NotATensorError(f"{what}() takes one source tensor, not {type(sources).__name__}")
     for s in flat:
         if not isinstance(s, Tensor):
-            raise TypeError(f"{what}() sources must be tensors or variables, not {type(s).__name__}")
+            raise NotATensorError(f"{what}() sources must be tensors or variables, not {type(s).__name__}")
     return flat
 
 

@@ -17,7 +17,7 @@ import sys
 from sys import getrefcount
 
 from . import anomaly, nest
-from .errors import DeviceError, DTypeError, GradientError, GradientUsageError, ShapeError
+from .errors import DeviceError, DTypeError, GradientError, GradientUsageError, NotATensorError, ShapeError
 from .ops import add, cast, ones_like, sum_to, zeros_like
 from .ops.base import donated
 from .recorder import INPUTS, OUTPUTS, FreedOutputs, Op, active_tapes, pop_tape, push_tape
@@ -97,7 +97,7 @@ class GradientTape:
             raise GradientError("this non-persistent GradientTape has been used; create a new one")
         for t in nest.flatten(tensor):
             if not isinstance(t, Tensor):
-                raise TypeError(f"tape.watch() takes tensors or variables, not {type(t).__name__}")
+                raise NotATensorError(f"tape.watch() takes tensors or variables, not {type(t).__name__}")
             self._watch_one(t)
 
     def watched_variables(self):
@@ -159,7 +159,7 @@ class GradientTape:
         flat_sources = nest.flatten(sources)
         for s in flat_sources:
             if not isinstance(s, Tensor):
-                raise TypeError(f"gradient() sources must be tensors or variables, not {type(s).__name__}")
+                raise NotATensorError(f"gradient() sources must be tensors or variables, not {type(s).__name__}")
         seeds = self._seed_gradients(targets, output_gradients)
         source_ids = {id(s) for s in flat_sources if id(s) in self._watched}  # unwatched: None
         records = self._ops
@@ -205,7 +205,7 @@ class GradientTape:
         seeds = {}
         for t, g in zip(targets, given):
             if not isinstance(t, Tensor):
-                raise TypeError(f"gradient() target must be a tensor, not {type(t).__name__}")
+                raise NotATensorError(f"gradient() target must be a tensor, not {type(t).__name__}")
             if t.dtype.kind not in "fc":
                 raise DTypeError(f"cannot differentiate a target of integer dtype {t.dtype}")
             if g is None:

@@ -471,3 +471,16 @@ def test_a_custom_gradient_returning_a_variable_gives_a_snapshot_not_the_live_ar
         y = passthrough(x)
     v.assign([5.0, 5.0])
     assert y.numpy().tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("call", ["watch", "gradient source", "gradient target", "jacobian source"])
+def test_a_non_tensor_given_to_a_tape_is_both_a_type_error_and_tensorflows_value_error(call):
+    x = gg.tensor(1.0)
+    with gg.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x * 2.0
+    calls = {"watch": lambda: tape.watch(1), "gradient source": lambda: tape.gradient(y, 1.0),
+             "gradient target": lambda: tape.gradient(2.0, x), "jacobian source": lambda: tape.jacobian(y, "x")}
+    with pytest.raises(gg.NotATensorError) as info:
+        calls[call]()
+    assert isinstance(info.value, TypeError) and isinstance(info.value, ValueError)
