@@ -6,9 +6,10 @@ thread that turned it on (the mode is per thread, as the tapes are). It claims t
 no record: it checks the op's outputs for NaN and Inf, and notes per output
 the op type and the user's source line that made it (in a dict dropped when
 the mode ends; memory stays flat). Gradient rules run gpugrad ops, so the
-backward sweep is checked the same way; the sweep puts the forward record it
-is differentiating in :data:`slot`, so an error in a gradient names the
-forward op and the line that created it (the thread's :func:`current_slot`).
+backward sweep is checked the same way: each sweep takes a cell from
+:func:`begin_sweep` and keeps in it the forward record it is differentiating,
+so an error in a gradient names the forward op and the line that created it
+(an op checked while no sweep runs is a forward op).
 
 Off, the mode costs nothing: ``emit`` sees no extra tape, and the sweep tests
 one local variable per record. On, each op pays a finiteness check of its
@@ -41,15 +42,42 @@ class _ThreadAnomaly(threading.local):
         self.depth = 0  # nested detect_anomaly() blocks
         self.pseudo_tape = None  # among the thread's recording tapes while the mode is on
         self.joined = None  # the tape list it joined
-        self.slot = None  # while the mode is on, [the record the backward sweep is differentiating]
+        self.sweeps = []  # one cell per backward sweep running now, innermost last: [the record it is on]
 
 
 _state = _ThreadAnomaly()
 
 
+def begin_sweep():
+    """A cell ``[record]`` for a backward sweep to fill while anomaly mode is on in this thread, else None.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> begin_sweep() is None
+        True
+        >>> with gg.detect_anomaly():
+        ...     cell = begin_sweep()
+        ...     end_sweep(cell)
+        >>> cell
+        [None]
+    """
+    if _state.depth == 0:
+        return None
+    cell = [None]
+    _state.sweeps.append(cell)
+    return cell
+
+
+def end_sweep(cell):
+    """The sweep that :func:`begin_sweep` gave ``cell`` is done (or failed)."""
+    sweeps = _state.sweeps
+    if cell in sweeps:
+        sweeps.remove(cell)
+
+
 def current_slot():
-    """``[record]`` the calling thread's backward sweep fills while anomaly mode is on, else None."""
-    return _state.slot
+    """The innermost running sweep's cell while anomaly mode is on in this thread, else None."""
+    return _state.sweeps[-1] if _state.sweeps and _state.depth else None
 
 
 class detect_anomaly(contextlib.ContextDecorator):  # noqa: N801 - used like a function, as in PyTorch
@@ -79,7 +107,6 @@ class detect_anomaly(contextlib.ContextDecorator):  # noqa: N801 - used like a f
         state = _state
         if state.depth == 0:
             state.pseudo_tape = _AnomalyTape()
-            state.slot = [None]
             state.joined = push_tape(state.pseudo_tape)
         state.depth += 1
         return self
@@ -89,7 +116,8 @@ class detect_anomaly(contextlib.ContextDecorator):  # noqa: N801 - used like a f
         state.depth -= 1
         if state.depth == 0:
             pop_tape(state.pseudo_tape, state.joined)
-            state.pseudo_tape = state.slot = state.joined = None
+            state.pseudo_tape = state.joined = None
+            state.sweeps.clear()
         return False
 
 
@@ -179,14 +207,14 @@ def _fail(rec, out, where, origins):
     value = _bad_value(out)
     shape, dtype = tuple(out._data.shape), out._data.dtype
     bad_inputs = [i for i, t in enumerate(rec[INPUTS]) if _bad_value(t)]
-    sweep = _sweep_frame()
+    sweep = current_slot()  # the innermost running sweep's cell, or None in a forward pass
     if sweep is None:
         op_type, (_, filename, lineno) = rec[TYPE], where
         message = (f"forward of op {op_type!r} made {value} in its output (shape {shape}, {dtype}) "
                    f"at {_place(filename, lineno)}")
         gradient_op = None
     else:
-        op_type, filename, lineno = _forward_op(sweep, origins)
+        op_type, filename, lineno = _forward_op(sweep[0], rec, origins)
         message = (f"backward of op {op_type!r} made {value}: gradient op {rec[TYPE]!r} returned it "
                    f"(shape {shape}, {dtype}); op {op_type!r} was created at {_place(filename, lineno)}")
         if where[1] is not None:
@@ -220,24 +248,12 @@ def _place(filename, lineno):
     return f"{filename}:{lineno}" + (f"\n    {text}" if text else "")
 
 
-def _sweep_frame():
-    """The innermost frame of the backward sweep on the stack, or None in a forward pass."""
-    from .tape import _backward
-    code = _backward.__code__
-    f = sys._getframe(2)
-    while f is not None and f.f_code is not code:
-        f = f.f_back
-    return f
-
-
-def _forward_op(sweep, origins):
-    """``(op type, file, line)`` of the forward op whose gradient the sweep frame is computing."""
-    op_type = sweep.f_locals.get("op_type")
-    slot = _state.slot
-    rec = slot[0] if slot else None
-    if rec is None or rec[TYPE] != op_type:  # a sweep nested in a custom gradient left another record
-        return op_type, None, None
-    origin = origins.get(id(rec[OUTPUTS][0]))
+def _forward_op(forward_rec, gradient_rec, origins):
+    """``(op type, file, line)`` of the forward op ``forward_rec`` whose gradient the sweep is computing."""
+    if forward_rec is None:  # a sweep's seed gradients, before its first record
+        return gradient_rec[TYPE], None, None
+    op_type = forward_rec[TYPE]
+    origin = origins.get(id(forward_rec[OUTPUTS][0]))
     if origin is None or origin[0] != op_type:  # made before the mode began (its id may be reused)
         return op_type, None, None
     return origin

@@ -18,7 +18,7 @@ several causes it was, the text names them all and says so.
 from . import nest, registry
 from .ops import zeros_like
 from .recorder import BACKWARD_FN, INPUTS, OUTPUTS, TYPE, Op, paused
-from .tape import _backward
+from ._sweep import backward
 from .tensor import Tensor, Variable, ensure_tensor
 
 __all__ = ["explain_gradient", "GradientExplanation"]
@@ -241,7 +241,7 @@ def _connected(tape, targets, source, records, live, anyway, target):
     try:
         with paused():  # the side sweep is not recorded anywhere (nor checked by anomaly mode)
             seeds = tape._seed_gradients(targets, None)
-            grads = _backward(list(records), seeds, set(anyway))
+            grads = backward(list(records), seeds, set(anyway))
             g = grads.get(id(source))
             blamed = [] if g is not None and _nonzero(g) else _blame(records, grads, live, anyway)
     except Exception as e:  # noqa: BLE001 - reported, not hidden: it is what gradient() would raise

@@ -24,7 +24,7 @@ import math
 from . import nest
 from .errors import DTypeError, GradientError, NotATensorError, ShapeError
 from .ops import reshape, stack, zeros_like
-from .tape import _backward, _records_on_paths
+from ._sweep import backward, records_on_paths
 from .tensor import Tensor
 
 
@@ -146,14 +146,14 @@ def _sweep_rows(tape, target, flat_sources, n_rows, seed):
         tape._stop()  # as gradient() does: a used non-persistent tape records no more
         tape._ops = tape._watched = tape._roots = None
     # as gradient() does, a persistent tape inside its own block records the sweeps (TensorFlow)
-    on_path, reached = _records_on_paths(records, source_ids)
+    on_path, reached = records_on_paths(records, source_ids)
     records = None  # a non-persistent tape's records live only as long as on_path needs them
     connected = {id(s): n_rows == 0 and id(s) in source_ids and id(target) in reached
                  for s in flat_sources}
     rows = [[] for _ in flat_sources]
     if id(target) in reached:
         for row in range(n_rows):
-            grads = _backward(on_path, {id(target): seed(row)}, source_ids)
+            grads = backward(on_path, {id(target): seed(row)}, source_ids)
             for s_rows, s in zip(rows, flat_sources):
                 s_rows.append(grads.get(id(s)))
     return [_fill(s_rows, s) for s_rows, s in zip(rows, flat_sources)], connected

@@ -1,35 +1,21 @@
-"""GradientTape: record ops on watched tensors, then sweep them backwards.
+"""GradientTape: record ops on watched tensors, then ask for gradients.
 
-Recording happens in :mod:`gpugrad.recorder`; this module holds the tape's
-user-facing API and the backward sweep. The sweep
-
-1. marks the recorded ops that lie on a path from a source (one forward pass),
-2. walks those ops in reverse order, calling each op's gradient rule,
-3. sums a broadcast gradient back to its input's shape (here, for every rule),
-4. accumulates gradients of inputs used more than once.
-
-Rules run with gpugrad ops, and this tape pauses itself while it sweeps, so an
-outer tape records the gradient computation: that is how second and higher
-derivatives work.
+Recording happens in :mod:`gpugrad.recorder` (per thread); the backward sweep
+in :mod:`gpugrad._sweep`. This module holds the tape's user-facing API: what
+it watches, when it records, and what ``gradient`` hands the sweep. A
+non-persistent tape records no more once ``gradient`` is called and lets the
+sweep free its records as it goes; a persistent one keeps them, and, inside
+its own ``with`` block, records the sweep itself (as TensorFlow does), so
+``tape.gradient(tape.gradient(y, x), x)`` is a second derivative.
 """
 import contextlib
-import sys
-from sys import getrefcount
 
-from . import anomaly, nest
+from . import nest
+from ._sweep import backward
 from .errors import DeviceError, DTypeError, GradientError, GradientUsageError, NotATensorError, ShapeError
-from .ops import add, cast, ones_like, sum_to, zeros_like
-from .ops.base import donated
-from .recorder import INPUTS, OUTPUTS, FreedOutputs, Op, active_tapes, pop_tape, push_tape
-from . import registry
-from .registry import gradient_rule
+from .ops import add, cast, ones_like, zeros_like
+from .recorder import pop_tape, push_tape
 from .tensor import Tensor, Variable, ensure_tensor
-
-
-# Reusing a dying gradient's buffer needs exact reference counts: CPython before 3.14, with the GIL.
-donating = (sys.implementation.name == "cpython" and sys.version_info < (3, 14)
-            and getattr(sys, "_is_gil_enabled", lambda: True)())
-DONATE_MIN_SIZE = 1 << 15  # elements: below this a fresh allocation costs nothing
 
 
 class GradientTape:
@@ -168,11 +154,11 @@ class GradientTape:
         if self._persistent:
             if self._recording and reached is not None:
                 reached = set(reached)  # this tape records the sweep (TensorFlow): a snapshot of what it follows
-            grads = _backward(records, seeds, source_ids, release=False, reached=reached)
+            grads = backward(records, seeds, source_ids, release=False, reached=reached)
         else:
             self._stop()  # as in TensorFlow, a used non-persistent tape records no more
             self._ops = self._watched = self._roots = None  # the sweep frees records as it goes
-            grads = _backward(records, seeds, source_ids, release=True, reached=reached)
+            grads = backward(records, seeds, source_ids, release=True, reached=reached)
         results = []
         for s in flat_sources:
             g = grads.get(id(s))
@@ -223,138 +209,3 @@ class GradientTape:
             key = id(t)
             seeds[key] = g if key not in seeds else add(seeds[key], g)
         return seeds
-
-
-def _records_on_paths(records, source_ids):
-    """The records that some source reaches, and the ids of every tensor reached."""
-    reached = set(source_ids)
-    on_path = []
-    for rec in records:
-        for t in rec[INPUTS]:
-            if id(t) in reached:
-                on_path.append(rec)
-                for o in rec[OUTPUTS]:
-                    reached.add(id(o))
-                break
-    return on_path, reached
-
-
-def _backward(records, seeds, source_ids, release=False, reached=None):
-    """Sweep ``records`` backwards from ``seeds`` (id -> gradient); id -> gradient.
-
-    A gradient is dropped once the op that consumes it is done (unless it is a
-    source's), and with ``release`` so is each record with the arrays it saved:
-    memory falls during the sweep instead of peaking at its end. ``reached``,
-    when the caller knows every record lies on a path from a source, holds
-    the ids of every tensor they reach (and spares the forward pass over them).
-    """
-    if reached is None:
-        on_path, reached = _records_on_paths(records, source_ids)
-        if release:
-            records.clear()
-    else:
-        on_path = records if release else list(records)  # popped below
-    grads = dict(seeds)
-    take, peek = grads.pop, grads.get
-    next_record = on_path.pop
-    rules, reading_outputs, donating_dy = registry.rules, registry.rules_reading_outputs, registry.rules_donating_dy
-    op = Op(None, reached)  # one view, refilled for each record
-    freed = FreedOutputs()  # op.outputs of a rule declared not to read them
-    anomaly_slot = anomaly.current_slot()  # None unless gg.detect_anomaly() is on in this thread
-    # donation needs exact reference counts and no tape of this thread recording the sweep
-    donate_min = DONATE_MIN_SIZE if donating and not active_tapes() else sys.maxsize
-    while on_path:
-        rec = next_record()
-        if anomaly_slot is not None:
-            anomaly_slot[0] = rec  # an anomaly in this op's gradient names it
-        op_type, inputs, outputs, attrs, backward_fn, versions = rec
-        if len(outputs) == 1:
-            key = id(outputs[0])
-            dy = peek(key) if key in source_ids else take(key, None)
-            if dy is None:
-                continue
-            out_grads = None  # one output: its rule is called with dy alone
-        else:
-            out_grads = tuple([peek(id(o)) if id(o) in source_ids else take(id(o), None) for o in outputs])
-            if all(g is None for g in out_grads):
-                continue
-            out_grads = tuple([zeros_like(o) if g is None else g for o, g in zip(outputs, out_grads)])
-        if versions is not None:
-            _check_versions(op_type, inputs, versions)
-        if backward_fn is None:
-            rule = rules.get(op_type)
-            if rule is None and gradient_rule(op_type) is None:
-                continue  # declared not differentiable
-            # outputs a rule declares it does not read are freed now, so its result can take their memory
-            op.type, op.inputs, op.attrs = op_type, inputs, attrs
-            if op_type in reading_outputs:
-                op.outputs = outputs
-            else:
-                op.outputs, freed.op_type = freed, op_type
-            rec = outputs = None
-            if out_grads is None:
-                # a rule that declares donates_dy may write into dy's buffer when nothing else can see
-                # it: this loop holds the only reference (dy; getrefcount adds one), no tape records
-                if (op_type in donating_dy and dy._data.size >= donate_min and key not in source_ids
-                        and getrefcount(dy) == 2 and getrefcount(dy._data) == 2 and dy._data.base is None):
-                    donated[0] = dy._data
-                    try:
-                        in_grads = rule(op, dy)
-                    finally:
-                        donated[0] = None
-                else:
-                    in_grads = rule(op, dy)
-            else:
-                in_grads = rule(op, *out_grads)
-        else:
-            in_grads = backward_fn(dy) if out_grads is None else backward_fn(*out_grads)
-            if in_grads is None or isinstance(in_grads, Tensor):
-                in_grads = (in_grads,)
-        if len(in_grads) != len(inputs):
-            raise GradientUsageError(
-                f"the gradient of op {op_type!r} returned {len(in_grads)} gradients for "
-                f"{len(inputs)} inputs")
-        for t, g in zip(inputs, in_grads):
-            if g is None:
-                continue
-            key = id(t)
-            if key not in reached:
-                continue
-            if g.__class__ is not Tensor and not isinstance(g, Tensor):
-                g = ensure_tensor(g, like=t)
-            gd, td = g._data, t._data
-            if gd.shape != td.shape:
-                g = _unbroadcast(g, t, op_type)
-            if gd.dtype is not td.dtype and gd.dtype != td.dtype:  # a gradient has its input's dtype (PyTorch)
-                if td.dtype.kind not in "fc":
-                    continue  # an integer input has no gradient
-                g = cast(g, td.dtype)
-            prev = peek(key)
-            grads[key] = g if prev is None else add(prev, g)
-        t = g = gd = td = prev = dy = out_grads = in_grads = None  # hold nothing into the next op
-    return grads
-
-
-def _unbroadcast(grad, t, op_type):
-    """Sum ``grad`` back to the shape of input ``t`` that ``op_type`` broadcast."""
-    try:
-        return sum_to(grad, t.shape)
-    except ShapeError:
-        custom = op_type.startswith("CustomGradient:")
-        who = (f"the grad_fn of custom_gradient function {op_type[15:]!r}" if custom
-               else f"the gradient of op {op_type!r}")
-        raise GradientUsageError(
-            f"{who} returned a gradient of shape {grad.shape} for an input of shape {t.shape}: expected "
-            f"{t.shape} (or a shape broadcasting made from it, which is summed back); make "
-            f"{'grad_fn' if custom else 'its gradient function'} return one gradient of each input's shape") from None
-
-
-def _check_versions(op_type, inputs, versions):
-    for t, version in zip(inputs, versions):
-        if version is not None and t._version != version:
-            label = f"variable {t.name!r}" if t.name else "variable"
-            raise GradientError(
-                f"{label} of shape {t.shape} was assigned after op {op_type!r} read it (version {version}, "
-                f"now {t._version}: assign, assign_add, assign_sub or an optimizer update), so what the tape "
-                f"recorded no longer matches it; compute the gradient before changing the variable, or record "
-                f"the forward pass again on a new tape")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import gpugrad as gg
-from gpugrad import tape as tape_module
+from gpugrad import _sweep as sweep_module
 
 N = 1 << 16  # above DONATE_MIN_SIZE
 
@@ -19,15 +19,15 @@ def x():
 
 
 def gradients(fn, x, donate, **kwargs):
-    saved = tape_module.donating
-    tape_module.donating = donate
+    saved = sweep_module.donating
+    sweep_module.donating = donate
     try:
         with gg.GradientTape() as tape:
             tape.watch(x)
             y = fn(x)
         return tape.gradient(y, x, **kwargs).numpy()
     finally:
-        tape_module.donating = saved
+        sweep_module.donating = saved
 
 
 CHAINS = {

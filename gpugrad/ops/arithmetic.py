@@ -13,6 +13,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..registry import NotDifferentiable, RegisterGradient
 from ..tensor import Tensor
+from .math import log, reciprocal, square
 from .base import (CPU, ONE, SELECT_MIN, UINT_OF, ZERO, binary, binary_error, emit, emit_many, fused, hot_grad,
                    same_device, select, unary)
 
@@ -150,8 +151,6 @@ def div_grad(x, y, dy):
     """
     dev = same_device((x, y, dy), "DivGrad")
     gx, gy = fused("div_grad", _div_grad_cpu, dev, x._data, y._data, dy._data)
-    from .base import emit_many
-
     return emit_many("DivGrad", (gx, gy), dev, (x, y, dy))
 
 
@@ -526,5 +525,3 @@ def _clip_grad_grad(op, g):
 
 
 TENSOR_METHODS = {"abs": abs, "clip": clip}
-
-from .math import log, reciprocal, square  # noqa: E402 - rules above use them; math imports this module

@@ -1,4 +1,4 @@
-"""Indexing ops: ``x[key]`` (GetItem), take, gather, and their scatter gradient.
+"""Indexing ops: ``x[key]`` (GetItem), take, gather, and their scatter gradient; pad, whose gradient is a slice.
 
 Every one of them reads elements of its input at some positions, so every
 gradient is one op, ``GetItemGrad``: a tensor of zeros of the input's shape
@@ -13,13 +13,13 @@ range of every index array is checked here (one small reduction and a sync).
 import numpy as np
 
 from ..backend import CPU
-from ..errors import DeviceError, DTypeError, IndexOutOfRangeError
+from ..errors import DeviceError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..registry import RegisterGradient
 from ..tensor import Tensor
 from .base import emit, unary, unaliased
 from .shape import normalize_axis_index, reshape
 
-__all__ = ['getitem', 'getitem_grad', 'take', 'gather']
+__all__ = ['getitem', 'getitem_grad', 'take', 'gather', 'pad']
 
 _BASIC = frozenset([int, slice, type(None), type(Ellipsis)])
 
@@ -293,6 +293,68 @@ def _setitem(self, key, value):
     raise TypeError(
         "gpugrad tensors are immutable and do not support item assignment (x[...] = ...); build a new "
         "tensor instead, e.g. gg.where(mask, value, x), or for a Variable v.assign(gg.where(mask, value, v))")
+
+
+# ---------------------------------------------------------------- pad
+
+
+def pad(x, pad_width):
+    """Pad ``x`` with zeros, ``pad_width`` in NumPy's form.
+
+    ``pad_width`` is an int (every side of every axis), a ``(before, after)``
+    pair (every axis) or one pair per axis.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.pad(gg.tensor([1.0, 2.0]), (1, 2)).numpy().tolist()
+        [0.0, 1.0, 2.0, 0.0, 0.0]
+        >>> gg.pad(gg.ones((2, 3)), ((0, 1), (2, 0))).shape
+        (3, 5)
+    """
+    x = unary(x)
+    shape = x.shape
+    widths = _pad_widths(pad_width, len(shape))
+    if widths is None:
+        raise ShapeError(f"op 'Pad': pad_width {pad_width!r} does not fit a tensor of shape {shape}; "
+                         f"give an int, a (before, after) pair or {len(shape)} pairs of ints >= 0")
+    out_shape = tuple(b + n + a for (b, a), n in zip(widths, shape))
+    inner = tuple(slice(b, b + n) for (b, _), n in zip(widths, shape))
+    data = x._device.xp.zeros(out_shape, dtype=x._data.dtype)
+    data[inner] = x._data
+    return emit("Pad", data, x._device, (x,), {"widths": widths, "inner": inner})
+
+
+def _pad_widths(pad_width, ndim):
+    """NumPy's pad_width as one (before, after) pair per axis; None if it does not fit ``ndim``.
+
+    An int pads every side; one pair (or a 1-tuple) is used for every axis;
+    otherwise there is one pair (or 1-tuple) per axis.
+    """
+    if isinstance(pad_width, Tensor):
+        pad_width = pad_width.numpy().tolist()
+    elif isinstance(pad_width, np.ndarray):
+        pad_width = pad_width.tolist()
+    if not isinstance(pad_width, (tuple, list)):
+        pairs = [(pad_width, pad_width)]
+    elif pad_width and not isinstance(pad_width[0], (tuple, list)):
+        pairs = [(pad_width[0], pad_width[-1])] if len(pad_width) <= 2 else None
+    else:
+        pairs = [(p[0], p[-1]) if isinstance(p, (tuple, list)) and len(p) in (1, 2) else None
+                 for p in pad_width]
+    if not pairs or None in pairs or len(pairs) not in (1, ndim):
+        return None
+    for pair in pairs:
+        for w in pair:
+            if isinstance(w, bool) or not isinstance(w, (int, np.integer)):
+                raise TypeError(f"op 'Pad' takes integer pad widths, not {w!r}")
+            if w < 0:
+                return None
+    return tuple((int(b), int(a)) for b, a in (pairs * ndim if len(pairs) == 1 else pairs))
+
+
+@RegisterGradient("Pad", reads_outputs=False)
+def _pad_grad(op, dy):
+    return (getitem(dy, op.attrs["inner"]),)
 
 
 TENSOR_METHODS = {

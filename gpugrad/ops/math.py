@@ -3,12 +3,13 @@
 The hot gradients (``SquareGrad``, ``SqrtGrad``, ``RsqrtGrad``,
 ``ReciprocalGrad``, ``ExpGrad``, ``LogGrad``) are op types of their own: one
 fused kernel on the GPU, NumPy on the CPU, and a registered gradient of their
-own so second order runs through them too.
+own so second order runs through them too. Rules combine tensors with the
+Python operators (``g * dy``, ``-g``): the arithmetic ops, installed on Tensor,
+without an import of :mod:`.arithmetic`, which imports this module.
 """
 import numpy as np
 
 from ..registry import RegisterGradient
-from .arithmetic import multiply, negative
 from .base import (SPLIT_MIN_CHEAP, elementwise, emit, host_scalar, hot_grad, scalar_of_broadcast, unary,
                    writes_out)
 
@@ -59,7 +60,7 @@ def square_grad(x, dy):
 @RegisterGradient("SquareGrad", reads_outputs=False)
 def _square_grad_grad(op, g):
     x, dy = op.inputs
-    return multiply(g, 2.0 * dy), square_grad(x, g)
+    return g * (2.0 * dy), square_grad(x, g)
 
 
 # ---------------------------------------------------------------- sqrt, rsqrt, reciprocal
@@ -103,7 +104,7 @@ def sqrt_grad(y, dy):
 def _sqrt_grad_grad(op, g):
     y, dy = op.inputs
     out = op.outputs[0]  # dy / (2y)
-    return negative(multiply(g, out / y)), sqrt_grad(y, g)
+    return -(g * (out / y)), sqrt_grad(y, g)
 
 
 def rsqrt(x):
@@ -144,7 +145,7 @@ def rsqrt_grad(y, dy):
 @RegisterGradient("RsqrtGrad", reads_outputs=False)
 def _rsqrt_grad_grad(op, g):
     y, dy = op.inputs
-    return multiply(g, -1.5 * dy * y * y), rsqrt_grad(y, g)
+    return g * (-1.5 * dy * y * y), rsqrt_grad(y, g)
 
 
 def reciprocal(x):
@@ -184,7 +185,7 @@ def reciprocal_grad(y, dy):
 @RegisterGradient("ReciprocalGrad", reads_outputs=False)
 def _reciprocal_grad_grad(op, g):
     y, dy = op.inputs
-    return multiply(g, -2.0 * dy * y), reciprocal_grad(y, g)
+    return g * (-2.0 * dy * y), reciprocal_grad(y, g)
 
 
 # ---------------------------------------------------------------- exp, log, expm1, log1p
@@ -227,7 +228,7 @@ def exp_grad(y, dy):
 @RegisterGradient("ExpGrad", reads_outputs=False)
 def _exp_grad_grad(op, g):
     y, dy = op.inputs
-    return multiply(g, dy), exp_grad(y, g)
+    return g * dy, exp_grad(y, g)
 
 
 def log(x):
@@ -268,7 +269,7 @@ def log_grad(x, dy):
 def _log_grad_grad(op, g):
     x, dy = op.inputs
     out = op.outputs[0]  # dy / x
-    return negative(multiply(g, out / x)), log_grad(x, g)
+    return -(g * (out / x)), log_grad(x, g)
 
 
 def expm1(x):
@@ -286,7 +287,7 @@ def expm1(x):
 
 @RegisterGradient("Expm1")
 def _expm1_grad(op, dy):
-    return (multiply(dy, op.outputs[0] + 1.0),)
+    return (dy * (op.outputs[0] + 1.0),)
 
 
 def log1p(x):
@@ -324,7 +325,7 @@ def sin(x):
 
 @RegisterGradient("Sin", reads_outputs=False)
 def _sin_grad(op, dy):
-    return (multiply(dy, cos(op.inputs[0])),)
+    return (dy * cos(op.inputs[0]),)
 
 
 def cos(x):
@@ -341,7 +342,7 @@ def cos(x):
 
 @RegisterGradient("Cos", reads_outputs=False)
 def _cos_grad(op, dy):
-    return (negative(multiply(dy, sin(op.inputs[0]))),)
+    return (-(dy * sin(op.inputs[0])),)
 
 
 TENSOR_METHODS = {"exp": exp, "log": log, "sqrt": sqrt, "square": square}

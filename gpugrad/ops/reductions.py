@@ -1,4 +1,4 @@
-"""Reductions over axes: sum mean max min prod logsumexp var std argmax argmin.
+"""Reductions over axes: sum mean max min prod logsumexp var std argmax argmin, and sum_to.
 
 Every reduction takes ``axis`` (None for all axes, an int or a tuple, negative
 counting from the end) and ``keepdims``. A reduction's gradient spreads ``dy``
@@ -18,7 +18,7 @@ from .base import emit, float_dtype_of, unary
 from .math import exp, reciprocal
 from .shape import broadcast_to, reshape
 
-__all__ = ['sum', 'mean', 'max', 'min', 'prod', 'prod_others', 'logsumexp', 'var', 'std',
+__all__ = ['sum', 'sum_to', 'mean', 'max', 'min', 'prod', 'prod_others', 'logsumexp', 'var', 'std',
            'argmax', 'argmin']
 
 
@@ -89,6 +89,29 @@ def mean_data(d, device, axes, keepdims=False):
 @RegisterGradient("Sum", reads_outputs=False)
 def _sum_grad(op, dy):
     return (expand_to(dy, op.inputs[0].shape, op.attrs["axes"]),)
+
+
+def sum_to(x, shape):
+    """Sum ``x`` over the axes broadcasting added, down to ``shape``.
+
+    The inverse of :func:`broadcast_to`; the tape uses it to undo broadcasting.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.sum_to(gg.ones((3, 2)), (1, 2)).numpy().tolist()
+        [[3.0, 3.0]]
+    """
+    x = unary(x)
+    shape = tuple(shape)
+    if x.shape == shape:
+        return x
+    lead = x.ndim - len(shape)
+    if lead < 0 or any(n != 1 and n != m for n, m in zip(shape, x.shape[lead:])):
+        raise ShapeError(f"op 'SumTo' cannot reduce shape {x.shape} to {shape}")
+    kept = tuple(lead + i for i, n in enumerate(shape) if n == 1 and x.shape[lead + i] != 1)
+    if not kept:  # only leading axes go (a bias's gradient): one Sum, no Reshape
+        return sum(x, axis=tuple(range(lead)))
+    return reshape(sum(x, axis=tuple(range(lead)) + kept), shape)
 
 
 def mean(x, axis=None, keepdims=False):

@@ -1,4 +1,4 @@
-"""Shape ops: reshape broadcast_to sum_to transpose expand_dims squeeze concat stack split pad.
+"""Shape ops: reshape broadcast_to transpose expand_dims squeeze concat stack split.
 
 These move or view data without arithmetic; their gradients move it back.
 ``expand_dims``, ``squeeze`` and ``flatten`` are recorded as ``Reshape``.
@@ -10,8 +10,7 @@ from ..registry import RegisterGradient
 from ..tensor import Tensor
 from .base import emit, emit_many, same_device, unary, unaliased
 
-__all__ = ['reshape', 'broadcast_to', 'sum_to', 'transpose', 'expand_dims', 'squeeze', 'concat', 'stack',
-           'split', 'pad']
+__all__ = ['reshape', 'broadcast_to', 'transpose', 'expand_dims', 'squeeze', 'concat', 'stack', 'split']
 
 
 
@@ -60,31 +59,6 @@ def broadcast_to(x, shape):
 @RegisterGradient("BroadcastTo", reads_outputs=False)
 def _broadcast_to_grad(op, dy):
     return (dy,)  # the tape sums dy back to the input's shape
-
-
-def sum_to(x, shape):
-    """Sum ``x`` over the axes broadcasting added, down to ``shape``.
-
-    The inverse of :func:`broadcast_to`; the tape uses it to undo broadcasting.
-
-    Example:
-        >>> import gpugrad as gg
-        >>> gg.sum_to(gg.ones((3, 2)), (1, 2)).numpy().tolist()
-        [[3.0, 3.0]]
-    """
-    from .reductions import sum as reduce_sum
-
-    x = unary(x)
-    shape = tuple(shape)
-    if x.shape == shape:
-        return x
-    lead = x.ndim - len(shape)
-    if lead < 0 or any(n != 1 and n != m for n, m in zip(shape, x.shape[lead:])):
-        raise ShapeError(f"op 'SumTo' cannot reduce shape {x.shape} to {shape}")
-    kept = tuple(lead + i for i, n in enumerate(shape) if n == 1 and x.shape[lead + i] != 1)
-    if not kept:  # only leading axes go (a bias's gradient): one Sum, no Reshape
-        return reduce_sum(x, axis=tuple(range(lead)))
-    return reshape(reduce_sum(x, axis=tuple(range(lead)) + kept), shape)
 
 
 # ---------------------------------------------------------------- helpers
@@ -314,70 +288,6 @@ def split(x, num_or_sizes, axis=0):
 @RegisterGradient("Split", reads_outputs=False)
 def _split_grad(op, *dys):
     return (concat(list(dys), op.attrs["axis"]),)  # unused outputs arrive as zeros
-
-
-# ---------------------------------------------------------------- pad
-
-
-def pad(x, pad_width):
-    """Pad ``x`` with zeros, ``pad_width`` in NumPy's form.
-
-    ``pad_width`` is an int (every side of every axis), a ``(before, after)``
-    pair (every axis) or one pair per axis.
-
-    Example:
-        >>> import gpugrad as gg
-        >>> gg.pad(gg.tensor([1.0, 2.0]), (1, 2)).numpy().tolist()
-        [0.0, 1.0, 2.0, 0.0, 0.0]
-        >>> gg.pad(gg.ones((2, 3)), ((0, 1), (2, 0))).shape
-        (3, 5)
-    """
-    x = unary(x)
-    shape = x.shape
-    widths = _pad_widths(pad_width, len(shape))
-    if widths is None:
-        raise ShapeError(f"op 'Pad': pad_width {pad_width!r} does not fit a tensor of shape {shape}; "
-                         f"give an int, a (before, after) pair or {len(shape)} pairs of ints >= 0")
-    out_shape = tuple(b + n + a for (b, a), n in zip(widths, shape))
-    inner = tuple(slice(b, b + n) for (b, _), n in zip(widths, shape))
-    data = x._device.xp.zeros(out_shape, dtype=x._data.dtype)
-    data[inner] = x._data
-    return emit("Pad", data, x._device, (x,), {"widths": widths, "inner": inner})
-
-
-def _pad_widths(pad_width, ndim):
-    """NumPy's pad_width as one (before, after) pair per axis; None if it does not fit ``ndim``.
-
-    An int pads every side; one pair (or a 1-tuple) is used for every axis;
-    otherwise there is one pair (or 1-tuple) per axis.
-    """
-    if isinstance(pad_width, Tensor):
-        pad_width = pad_width.numpy().tolist()
-    elif isinstance(pad_width, np.ndarray):
-        pad_width = pad_width.tolist()
-    if not isinstance(pad_width, (tuple, list)):
-        pairs = [(pad_width, pad_width)]
-    elif pad_width and not isinstance(pad_width[0], (tuple, list)):
-        pairs = [(pad_width[0], pad_width[-1])] if len(pad_width) <= 2 else None
-    else:
-        pairs = [(p[0], p[-1]) if isinstance(p, (tuple, list)) and len(p) in (1, 2) else None
-                 for p in pad_width]
-    if not pairs or None in pairs or len(pairs) not in (1, ndim):
-        return None
-    for pair in pairs:
-        for w in pair:
-            if isinstance(w, bool) or not isinstance(w, (int, np.integer)):
-                raise TypeError(f"op 'Pad' takes integer pad widths, not {w!r}")
-            if w < 0:
-                return None
-    return tuple((int(b), int(a)) for b, a in (pairs * ndim if len(pairs) == 1 else pairs))
-
-
-@RegisterGradient("Pad", reads_outputs=False)
-def _pad_grad(op, dy):
-    from .indexing import getitem
-
-    return (getitem(dy, op.attrs["inner"]),)
 
 
 TENSOR_METHODS = {

@@ -26,7 +26,8 @@ from sys import getrefcount
 
 from ..backend import CPU
 from ..errors import DeviceError, DTypeError, ShapeError
-from ..tape import GradientTape, donating
+from .._sweep import donating
+from ..tape import GradientTape
 from ..tensor import Tensor, Variable, ensure_tensor
 from .clipping import _check_max_norm, clip_by_global_norm
 

@@ -1,0 +1,104 @@
+"""No import cycle inside ``gpugrad/``, counting imports inside functions.
+
+The graph has an edge from a module to every gpugrad module it imports
+anywhere in its source (``from .x import y``, ``from . import x``, ``import
+gpugrad.x``), and to the packages above that module (importing
+``gpugrad.ops.math`` runs ``gpugrad/ops/__init__.py`` first). A package's
+edges to its own submodules are left out: ``__init__`` files gather their
+submodules by design, and a submodule does not import its package.
+"""
+import ast
+import os
+
+import gpugrad
+
+PACKAGE_DIR = os.path.dirname(gpugrad.__file__)
+PACKAGE_ROOT = os.path.dirname(PACKAGE_DIR)
+
+
+def module_files():
+    """``{dotted module name: file}`` of every module in the installed gpugrad package."""
+    found = {}
+    for folder, _, files in os.walk(PACKAGE_DIR):
+        for name in files:
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                dotted = os.path.relpath(path, PACKAGE_ROOT)[:-3].replace(os.sep, ".")
+                found[dotted[:-len(".__init__")] if dotted.endswith(".__init__") else dotted] = path
+    return found
+
+
+def imported_modules(module, path, modules):
+    """The gpugrad modules ``module`` (at ``path``) imports anywhere in its source."""
+    is_package = path.endswith("__init__.py")
+    targets = set()
+    for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = module.split(".") if is_package else module.split(".")[:-1]
+                parts = parts[:len(parts) - (node.level - 1)]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            targets.update(f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in modules)
+            targets.add(base)
+        elif isinstance(node, ast.Import):
+            targets.update(alias.name for alias in node.names)
+    edges = set()
+    for target in targets:
+        parts = target.split(".")
+        for i in range(1, len(parts) + 1):  # the module and every package above it
+            name = ".".join(parts[:i])
+            if name in modules and name != module and not module.startswith(name + "."):
+                if not name.startswith(module + "."):
+                    edges.add(name)
+    return edges
+
+
+def cycles(graph):
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index, low, stack, on_stack, found, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def import_graph():
+    modules = module_files()
+    return {m: imported_modules(m, path, modules) for m, path in modules.items()}
+
+
+def test_gpugrad_has_no_import_cycle():
+    assert cycles(import_graph()) == []
+
+
+def test_the_cycle_finder_sees_a_cycle_through_an_import_inside_a_function():
+    graph = import_graph()
+    assert "gpugrad.jacobians" in graph["gpugrad.tape"]  # tape.py imports it inside jacobian()
+    graph["gpugrad._sweep"] = graph["gpugrad._sweep"] | {"gpugrad.tape"}
+    (component,) = cycles(graph)
+    assert {"gpugrad._sweep", "gpugrad.tape", "gpugrad.jacobians"} <= set(component)
