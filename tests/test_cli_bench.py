@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 HAVE_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
 FILTER = "W1 or (tanh and 256Ki)"
+pytestmark = pytest.mark.slow  # most of these run `gpugrad bench` or `check` (pytest) in a subprocess
 
 
 def gpugrad_command(*args, cwd=ROOT, pythonpath=ROOT, timeout=300):

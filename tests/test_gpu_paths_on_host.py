@@ -73,6 +73,7 @@ def test_summary_counts_reads_pytest_summary_lines():
     assert summary_counts("1007 skipped, 1993 deselected in 7.1s") == {"skipped": 1007, "deselected": 1993}
 
 
+@pytest.mark.slow
 def test_gpu_tests_pass_on_the_stand_in_cupy(tmp_path):
     if host.compiler() is None:
         skip_or_fail(NO_CXX)

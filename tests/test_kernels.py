@@ -107,6 +107,7 @@ def can_build_wheels_offline():
         (Path(spec.origin).parent / "command" / "bdist_wheel.py").is_file()
 
 
+@pytest.mark.slow  # compiles or builds: seconds
 def test_wheel_ships_every_kernel_and_every_subpackage(tmp_path):
     src = tmp_path / "src"
     shutil.copytree(ROOT / "gpugrad", src / "gpugrad", ignore=shutil.ignore_patterns("__pycache__"))
@@ -149,6 +150,7 @@ def nvrtc_results():
     return results
 
 
+@pytest.mark.slow  # compiles or builds: seconds
 @pytest.mark.parametrize("name", KERNELS)
 def test_kernel_compiles_with_nvrtc_for_sm90(nvrtc_results, name):
     mine = [r for r in nvrtc_results if r["kernel"] == name]
@@ -202,6 +204,7 @@ def host_workdir(tmp_path_factory):
     return tmp_path_factory.mktemp("host-kernels")
 
 
+@pytest.mark.slow  # compiles or builds: seconds
 @pytest.mark.parametrize("name", KERNELS)
 def test_kernel_math_matches_the_cpu_path(host_workdir, name):
     results = host.check_kernel(name, n=4096, workdir=host_workdir)
@@ -319,6 +322,7 @@ def stand_in_gpu(host_workdir):
 OP_CASES = [n for n in KERNELS if isinstance(cases.CASES[n].reference, cases.OpReference)]
 
 
+@pytest.mark.slow  # compiles or builds: seconds
 @pytest.mark.parametrize("name", OP_CASES)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_fused_op_dispatches_to_its_kernel(stand_in_gpu, name, dtype):
@@ -448,6 +452,7 @@ def _load_benchmark_module(name):
     return module
 
 
+@pytest.mark.slow  # compiles or builds: seconds
 def test_gpu_check_parts_survive_failures_and_timeouts(tmp_path):
     gpu_check = _load_benchmark_module("gpu_check")
     env = dict(os.environ)

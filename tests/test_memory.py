@@ -205,6 +205,7 @@ def run_soak(device):
     return result, growth
 
 
+@pytest.mark.slow
 def test_ten_thousand_training_steps_on_the_cpu_keep_memory_flat():
     result, growth = run_soak("cpu")
     assert result["final_loss"] < 0.5, result  # it trained
