@@ -8,7 +8,7 @@ against the unfused CuPy expression of the same math (a chain of CuPy ops, from
 back-to-back launches after warm-up (so host launch overhead overlaps the GPU
 work), the median of ``REPEATS``.
 
-Targets (issue 3): fused >= 80 % of the copy bandwidth for every elementwise
+Targets: fused >= 80 % of the copy bandwidth for every elementwise
 gradient kernel; fused >= 2x faster than the unfused expression (not
 applicable where the unfused expression is a single op).
 

@@ -1,4 +1,4 @@
-"""NaN/Inf anomaly mode: ``with gg.detect_anomaly():`` (issue 5).
+"""NaN/Inf anomaly mode: ``with gg.detect_anomaly():``.
 
 The error must name the op type, the phase (forward or backward) and the
 user's source line that created the op; each test finds that line in this

@@ -1,4 +1,4 @@
-"""None-gradient diagnostics: ``gg.explain_gradient(tape, target, source)`` (issue 5).
+"""None-gradient diagnostics: ``gg.explain_gradient(tape, target, source)``.
 
 One test per reason: each builds the situation a user meets, checks that
 ``tape.gradient`` really gives what the explanation says (None, zeros, an

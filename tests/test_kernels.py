@@ -49,7 +49,7 @@ def needs_cupy():
     if not HAVE_CUPY:
         skip_or_fail(NO_CUPY)
 
-# The fused kernels issue 3 asks for; each must exist as kernels/<name>.cu.
+# The fused kernels gpugrad dispatches to; each must exist as kernels/<name>.cu.
 REQUIRED = ["log_grad", "square_grad", "exp_grad", "sqrt_grad", "rsqrt_grad", "reciprocal_grad", "div_grad",
             "pow_grad", "sigmoid_grad", "tanh_grad", "relu_grad", "leaky_relu_grad", "elu_grad", "softplus_grad",
             "gelu_grad", "abs_grad", "maximum_grad", "minimum_grad", "clip_grad", "softmax_cross_entropy_grad",

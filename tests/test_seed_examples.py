@@ -1,4 +1,4 @@
-"""The three seed examples of issue 2, as a user would write them."""
+"""Three first examples (regression, a custom gradient, a registered op), as a user would write them."""
 import math
 
 import numpy as np

@@ -725,7 +725,7 @@ def test_numpy_functions_on_cupy_arrays_dispatch_to_cupy(tmp_path):
     """``ndarray.__array_function__`` and ``__array_ufunc__`` (``core.pyx``) run CuPy's function or ufunc of the
     same name; where CuPy (here: the stand-in) has none, NumPy raises TypeError. The stand-in has no
     ``cupy.linalg`` or ``cupy.fft``, so ``np.linalg.norm`` of a stand-in array fails where the real CuPy
-    would run ``cupy.linalg.norm``: gpugrad's GPU code must not call them (none does today)."""
+    would run ``cupy.linalg.norm``: gpugrad's GPU code must not call them (none does)."""
     in_stand_in("""
         import numpy as np, pytest, cupy
         a = cupy.arange(6.0).reshape(2, 3)

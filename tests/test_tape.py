@@ -1,4 +1,4 @@
-"""GradientTape semantics: the autodiff contract of DESIGN.md and issue 2.
+"""GradientTape semantics: the autodiff contract of DESIGN.md.
 
 Each test states one rule of the contract and checks it against a closed form.
 Op types registered here for a test are removed again afterwards (the

@@ -222,8 +222,6 @@ def test_len_and_bool():
         iter(gg.tensor(1.0)).__next__()
 
 
-@pytest.mark.skipif(not hasattr(gg.Tensor, "__getitem__"),
-                    reason="iteration needs Tensor.__getitem__, which the indexing ops of issue 2 add")
 def test_iteration_yields_the_rows():
     rows = list(gg.tensor(A))
     assert len(rows) == 2

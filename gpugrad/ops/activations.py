@@ -1,4 +1,4 @@
-"""Activations: tanh sigmoid relu leaky_relu elu softplus (gelu in gelu.py).
+"""Activations: tanh sigmoid relu leaky_relu elu softplus (gelu is in special.py, beside erf).
 
 Their gradients are fused op types (``TanhGrad``, ``SigmoidGrad``,
 ``ReluGrad``, ``LeakyReluGrad``, ``EluGrad``, ``SoftplusGrad``) with
@@ -63,7 +63,8 @@ def _tanh_grad_grad(op, g):
 # ---------------------------------------------------------------- sigmoid
 
 
-def _sigmoid_cpu(xp, x):
+def sigmoid_data(xp, x):
+    """sigmoid of array ``x`` with array module ``xp`` (NumPy or CuPy), finite for any x."""
     # exp(-|x|) never overflows: 1/(1+e) for x >= 0, e/(1+e) for x < 0
     e = xp.exp(-xp.abs(x))
     if xp is np:  # the numerator max(e, [x >= 0]) is 1 or e as the where below is, and 10x faster than
@@ -74,7 +75,7 @@ def _sigmoid_cpu(xp, x):
 
 def _sigmoid_into(x, out=None):
     """The sigmoid of float array ``x``, written into ``out`` when given."""
-    y = _sigmoid_cpu(np, x)
+    y = sigmoid_data(np, x)
     if out is None:
         return y.astype(x.dtype, copy=False)
     out[...] = y
@@ -94,7 +95,7 @@ def sigmoid(x):
     if d.size >= SPLIT_MIN_COSTLY and x._device is CPU and d.dtype.kind == "f":
         out = split_formula(_sigmoid_into, (d,))
     else:
-        out = _sigmoid_cpu(x._device.xp, d).astype(x.dtype, copy=False)
+        out = sigmoid_data(x._device.xp, d).astype(x.dtype, copy=False)
     return emit("Sigmoid", out, x._device, (x,))
 
 
@@ -333,7 +334,7 @@ def _softplus_grad(op, dy):
 
 
 def _softplus_grad_cpu(x, dy):
-    return dy * _sigmoid_cpu(np, x).astype(dy.dtype, copy=False)
+    return dy * sigmoid_data(np, x).astype(dy.dtype, copy=False)
 
 
 def softplus_grad(x, dy):

@@ -10,7 +10,7 @@ sends dy through their hot gradient op, then through the matmul and the bias.
 from ..errors import DTypeError, ShapeError
 from ..registry import RegisterGradient
 from ..tensor import Tensor
-from .activations import _sigmoid_cpu, relu_data, relu_grad, sigmoid_grad, tanh_grad
+from .activations import sigmoid_data, relu_data, relu_grad, sigmoid_grad, tanh_grad
 from .base import emit, same_device, unary
 from .linalg import matmul
 from .reductions import sum
@@ -83,7 +83,7 @@ def dense(x, kernel, bias=None, activation=None):
     elif activation == "tanh":
         xp.tanh(out, out=out)
     elif activation == "sigmoid":
-        out = _sigmoid_cpu(xp, out).astype(out.dtype, copy=False)
+        out = sigmoid_data(xp, out).astype(out.dtype, copy=False)
     return emit("Dense", out, dev, tensors, _ATTRS.get(activation))
 
 

@@ -48,7 +48,7 @@ def sgd(device, param, grad, lr, weight_decay=0.0, grad_is_scratch=False):
         [0.5, 0.5]
     """
     # not split across threads: right after a backward pass's matrix products the BLAS threads
-    # still spin on the other cores, and two passes over memory gain less than they lose (W4: +3 %)
+    # still spin on the other cores, and two passes over memory gain less than they lose (W4 is slower split)
     if weight_decay:
         g = grad + weight_decay * param  # a temporary of our own
     elif grad_is_scratch:
