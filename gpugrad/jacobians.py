@@ -22,7 +22,7 @@ Example:
 import math
 
 from . import nest
-from .errors import DTypeError, GradientError, NotATensorError, ShapeError
+from .errors import DTypeError, NotATensorError, ShapeError
 from .ops import reshape, stack, zeros_like
 from ._sweep import backward, records_on_paths
 from .tensor import Tensor
@@ -136,16 +136,8 @@ def _sweep_rows(tape, target, flat_sources, n_rows, seed):
     zeros, not ``None``. With rows, a source no row's gradient reached is
     unconnected, as in ``gradient()`` (a path cut by ``stop_gradient`` too).
     """
-    if tape._ops is None:
-        raise GradientError(
-            "a non-persistent GradientTape can compute gradients only once and has released "
-            "what it recorded; use GradientTape(persistent=True) to call jacobian() again")
-    source_ids = {id(s) for s in flat_sources if id(s) in tape._watched}
-    records = tape._ops
-    if not tape._persistent:
-        tape._stop()  # as gradient() does: a used non-persistent tape records no more
-        tape._ops = tape._watched = tape._roots = None
-    # as gradient() does, a persistent tape inside its own block records the sweeps (TensorFlow)
+    tape._check_unused("jacobian")
+    records, source_ids, _, _ = tape._take_records(flat_sources)  # as gradient() takes them
     on_path, reached = records_on_paths(records, source_ids)
     records = None  # a non-persistent tape's records live only as long as on_path needs them
     connected = {id(s): n_rows == 0 and id(s) in source_ids and id(target) in reached

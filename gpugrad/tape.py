@@ -137,28 +137,15 @@ class GradientTape:
         """
         if unconnected_gradients not in ("none", "zero"):
             raise ValueError(f"unconnected_gradients is 'none' or 'zero', not {unconnected_gradients!r}")
-        if self._ops is None:
-            raise GradientError(
-                "a non-persistent GradientTape can compute gradients only once and has released "
-                "what it recorded; use GradientTape(persistent=True) to call gradient() again")
+        self._check_unused("gradient")
         targets = nest.flatten(target)
         flat_sources = nest.flatten(sources)
         for s in flat_sources:
             if not isinstance(s, Tensor):
                 raise NotATensorError(f"gradient() sources must be tensors or variables, not {type(s).__name__}")
         seeds = self._seed_gradients(targets, output_gradients)
-        source_ids = {id(s) for s in flat_sources if id(s) in self._watched}  # unwatched: None
-        records = self._ops
-        # every record descends from a root; with every root a source, every record and tensor is on a path
-        reached = self._watched if self._roots <= source_ids else None
-        if self._persistent:
-            if self._recording and reached is not None:
-                reached = set(reached)  # this tape records the sweep (TensorFlow): a snapshot of what it follows
-            grads = backward(records, seeds, source_ids, release=False, reached=reached)
-        else:
-            self._stop()  # as in TensorFlow, a used non-persistent tape records no more
-            self._ops = self._watched = self._roots = None  # the sweep frees records as it goes
-            grads = backward(records, seeds, source_ids, release=True, reached=reached)
+        records, source_ids, reached, release = self._take_records(flat_sources)
+        grads = backward(records, seeds, source_ids, release=release, reached=reached)
         results = []
         for s in flat_sources:
             g = grads.get(id(s))
@@ -182,6 +169,33 @@ class GradientTape:
         """Per batch entry ``b``, ``d target[b] / d source[b]``; one sweep per element of an entry."""
         from .jacobians import batch_jacobian
         return batch_jacobian(self, target, source, unconnected_gradients)
+
+    def _check_unused(self, what):
+        if self._ops is None:
+            raise GradientError(
+                "a non-persistent GradientTape can compute gradients only once and has released "
+                f"what it recorded; use GradientTape(persistent=True) to call {what}() again")
+
+    def _take_records(self, flat_sources):
+        """What a sweep needs from this tape: ``(records, source ids, reached ids or None, release)``.
+
+        The one place of the release protocol. A non-persistent tape stops
+        recording (as in TensorFlow) and gives its records up, so the sweep
+        frees them as it goes; a persistent one keeps them and, inside its own
+        block, records the sweep. Every record descends from a root, so with
+        every root a source every tensor is reached and the path search is
+        skipped (``reached`` is then the ids the tape follows; else None).
+        """
+        source_ids = {id(s) for s in flat_sources if id(s) in self._watched}  # unwatched sources get None
+        records = self._ops
+        reached = self._watched if self._roots <= source_ids else None
+        if self._persistent:
+            if self._recording and reached is not None:
+                reached = set(reached)  # this tape records the sweep: a snapshot of what it follows now
+            return records, source_ids, reached, False
+        self._stop()
+        self._ops = self._watched = self._roots = None
+        return records, source_ids, reached, True
 
     def _seed_gradients(self, targets, output_gradients):
         """The gradient each target starts with: ones, or the user's ``output_gradients``."""

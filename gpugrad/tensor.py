@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from .backend import CPU, Device, get_device
+from .backend import CPU, get_device
 from .errors import DeviceError, DTypeError, ShapeError
 
 

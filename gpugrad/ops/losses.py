@@ -79,7 +79,6 @@ def softmax(x, axis=-1):
     """
     x = unary(x)
     axes = _axes(x, axis, "Softmax")
-    xp = x._device.xp
     try:
         shift = _row_max(x._device, x._data, axes)
     except ValueError:  # an empty axis has no max; the result is empty anyway
