@@ -32,7 +32,32 @@ from .optimizers import clip_by_global_norm  # noqa: E402
 from . import nn  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from . import data  # noqa: E402
+from . import random  # noqa: E402
+from . import raw_ops  # noqa: E402
 
 no_gradient = NotDifferentiable
 float16, float32, float64 = _np.float16, _np.float32, _np.float64
 int32, int64, bool_ = _np.int32, _np.int64, _np.bool_
+
+# What gg. offers by decision (tests/test_public_api.py pins it): the ops of gpugrad.ops.__all__
+# (fused gradient ops are in gg.raw_ops) and the names below. Other attributes are modules that
+# importing the package loads (gg.registry, gg.tape, ...), reachable but not part of the API.
+__all__ = [
+    # tensors, devices and dtypes
+    "Tensor", "Variable", "tensor", "as_tensor", "from_numpy", "from_dlpack",
+    "devices", "device", "default_device", "get_device", "cuda_available", "get_num_threads", "set_num_threads",
+    "float16", "float32", "float64", "int32", "int64", "bool_",
+    # autodiff
+    "GradientTape", "RegisterGradient", "NotDifferentiable", "no_gradient", "registered_ops",
+    "custom_gradient", "record_operation", "detect_anomaly", "explain_gradient",
+    "grad", "value_and_grad", "jacobian", "hessian", "vjp", "jvp", "hvp",
+    # training and models
+    "clip_by_global_norm", "save", "load",
+    # modules
+    "ops", "raw_ops", "nn", "optimizers", "gradient_checker", "data", "random",
+    # errors
+    "GpugradError", "ShapeError", "DTypeError", "DeviceError", "DeviceUnavailableError", "GradientError",
+    "GradientUsageError", "LookupGradientError", "NotATensorError", "IndexOutOfRangeError", "OutOfMemoryError",
+    "AnomalyError",
+    "__version__",
+] + list(ops.__all__)

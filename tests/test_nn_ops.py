@@ -174,9 +174,9 @@ def test_conv2d_accepts_arrays_and_lists():
      ["stride 1"]),
     (lambda: gg.conv2d(gg.ones((1, 1, 5, 5)), gg.ones((1, 1, 3, 3)), stride=(1, 2, 3)), TypeError, ["pair"]),
     (lambda: gg.conv2d(gg.ones((1, 1, 5, 5)), gg.ones((1, 1, 3, 3)), groups=0), ValueError, ["groups"]),
-    (lambda: gg.conv2d_backprop_input(gg.ones((1, 1, 2, 2)), gg.ones((1, 1, 3, 3)), (1, 1, 5, 5), (1, 0, 1, 1)),
+    (lambda: gg.raw_ops.conv2d_backprop_input(gg.ones((1, 1, 2, 2)), gg.ones((1, 1, 3, 3)), (1, 1, 5, 5), (1, 0, 1, 1)),
      ShapeError, ["dy of shape (1, 1, 2, 2)", "(1, 1, 3, 3)"]),
-    (lambda: gg.conv2d_backprop_filter(gg.ones((1, 1, 5, 5)), gg.ones((1, 2, 3, 3)), (1, 1, 3, 3), (1, 0, 1, 1)),
+    (lambda: gg.raw_ops.conv2d_backprop_filter(gg.ones((1, 1, 5, 5)), gg.ones((1, 2, 3, 3)), (1, 1, 3, 3), (1, 0, 1, 1)),
      ShapeError, ["Conv2DBackpropFilter", "dy of shape"]),
 ])
 def test_conv2d_errors(call, error, words):
@@ -249,8 +249,8 @@ def test_max_pool_second_order_routes_grad_of_grad():
     (lambda: gg.max_pool2d(gg.ones((1, 1, 4, 2)), 3), ShapeError, ["larger than the padded input", "width"]),
     (lambda: gg.max_pool2d(gg.ones((1, 1, 4, 4)), 0), ValueError, ["kernel_size"]),
     (lambda: gg.avg_pool2d(gg.tensor(np.ones((1, 1, 2, 2), int)), 2), DTypeError, ["float"]),
-    (lambda: gg.max_pool2d_grad(gg.ones((1, 1, 4, 4)), gg.ones((1, 1, 3, 3)), 2), ShapeError, ["(1, 1, 2, 2)"]),
-    (lambda: gg.avg_pool2d_grad(gg.ones((1, 1, 3, 3)), (1, 1, 4, 4), 2), ShapeError, ["(1, 1, 2, 2)"]),
+    (lambda: gg.raw_ops.max_pool2d_grad(gg.ones((1, 1, 4, 4)), gg.ones((1, 1, 3, 3)), 2), ShapeError, ["(1, 1, 2, 2)"]),
+    (lambda: gg.raw_ops.avg_pool2d_grad(gg.ones((1, 1, 3, 3)), (1, 1, 4, 4), 2), ShapeError, ["(1, 1, 2, 2)"]),
 ])
 def test_pooling_errors(call, error, words):
     with pytest.raises(error) as info:

@@ -29,5 +29,10 @@ from . import methods as _methods
 
 _MODULES = (creation, arithmetic, math, activations, special, shape, reductions, indexing,
             linalg, losses, control, dense_layer, conv, pool, nn_ops)
-__all__ = [name for module in _MODULES for name in module.__all__]
+_EVERY_OP = [name for module in _MODULES for name in module.__all__]
+# The fused gradient ops and the backward convolutions are op types gradient rules call; they
+# are gg.raw_ops (as TensorFlow has tf.raw_ops), not gg. sum_to and prod_others serve the engine.
+RAW_OPS = [name for name in _EVERY_OP if name.endswith("_grad") or name.startswith("conv2d_backprop_")]
+ENGINE_OPS = ["sum_to", "prod_others"]
+__all__ = [name for name in _EVERY_OP if name not in RAW_OPS and name not in ENGINE_OPS]
 _methods.install(_MODULES)

@@ -326,7 +326,7 @@ def conv2d_backprop_input(dy, w, x_shape, geom):
 
     Example:
         >>> import gpugrad as gg
-        >>> g = gg.conv2d_backprop_input(gg.ones((1, 1, 2, 2)), gg.ones((1, 1, 2, 2)), (1, 1, 3, 3),
+        >>> g = gg.raw_ops.conv2d_backprop_input(gg.ones((1, 1, 2, 2)), gg.ones((1, 1, 2, 2)), (1, 1, 3, 3),
         ...                              (1, 0, 1, 1))
         >>> g.numpy()[0, 0].tolist()
         [[1.0, 2.0, 1.0], [2.0, 4.0, 2.0], [1.0, 2.0, 1.0]]
@@ -360,7 +360,7 @@ def conv2d_backprop_filter(x, dy, w_shape, geom):
     Example:
         >>> import gpugrad as gg
         >>> x = gg.reshape(gg.tensor([float(i) for i in range(9)]), (1, 1, 3, 3))
-        >>> gg.conv2d_backprop_filter(x, gg.ones((1, 1, 2, 2)), (1, 1, 2, 2), (1, 0, 1, 1)).numpy().tolist()
+        >>> gg.raw_ops.conv2d_backprop_filter(x, gg.ones((1, 1, 2, 2)), (1, 1, 2, 2), (1, 0, 1, 1)).numpy().tolist()
         [[[[8.0, 12.0], [20.0, 24.0]]]]
     """
     x, dy = unary(x), unary(dy)

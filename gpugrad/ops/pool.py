@@ -157,7 +157,7 @@ def max_pool2d_grad(x, dy, kernel_size, stride=None, padding=0):
     Example:
         >>> import gpugrad as gg
         >>> x = gg.tensor([[[[1.0, 3.0], [2.0, 3.0]]]])
-        >>> gg.max_pool2d_grad(x, gg.tensor([[[[10.0]]]]), 2).numpy().tolist()
+        >>> gg.raw_ops.max_pool2d_grad(x, gg.tensor([[[[10.0]]]]), 2).numpy().tolist()
         [[[[0.0, 10.0], [0.0, 0.0]]]]
     """
     x = unary(x)
@@ -239,7 +239,7 @@ def avg_pool2d_grad(dy, x_shape, kernel_size, stride=None, padding=0):
 
     Example:
         >>> import gpugrad as gg
-        >>> gg.avg_pool2d_grad(gg.tensor([[[[4.0]]]]), (1, 1, 2, 2), 2).numpy().tolist()
+        >>> gg.raw_ops.avg_pool2d_grad(gg.tensor([[[[4.0]]]]), (1, 1, 2, 2), 2).numpy().tolist()
         [[[[1.0, 1.0], [1.0, 1.0]]]]
     """
     x_shape = tuple(int(s) for s in x_shape)

@@ -98,7 +98,7 @@ def sum_to(x, shape):
 
     Example:
         >>> import gpugrad as gg
-        >>> gg.sum_to(gg.ones((3, 2)), (1, 2)).numpy().tolist()
+        >>> gg.ops.sum_to(gg.ones((3, 2)), (1, 2)).numpy().tolist()
         [[3.0, 3.0]]
     """
     x = unary(x)

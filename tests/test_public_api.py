@@ -1,0 +1,62 @@
+"""gg.'s public names are a decision: this test pins them, so an addition or a removal is a change here.
+
+``gg.__all__`` lists the API (what DESIGN.md documents, plus what users asked for);
+the fused gradient ops are ``gg.raw_ops``; every other public attribute of ``gg``
+is a module that importing the package loads.
+"""
+import types
+
+import gpugrad as gg
+
+PUBLIC = [
+    'AnomalyError', 'DTypeError', 'DeviceError', 'DeviceUnavailableError', 'GpugradError',
+    'GradientError', 'GradientTape', 'GradientUsageError', 'IndexOutOfRangeError',
+    'LookupGradientError', 'NotATensorError', 'NotDifferentiable', 'OutOfMemoryError',
+    'RegisterGradient', 'ShapeError', 'Tensor', 'Variable', '__version__', 'abs', 'add', 'argmax',
+    'argmin', 'as_tensor', 'avg_pool2d', 'batch_norm', 'bool_', 'broadcast_to', 'cast', 'clip',
+    'clip_by_global_norm', 'concat', 'conv2d', 'cos', 'cuda_available', 'custom_gradient', 'data',
+    'default_device', 'dense', 'detect_anomaly', 'device', 'devices', 'divide', 'dropout', 'einsum',
+    'elu', 'embedding', 'erf', 'exp', 'expand_dims', 'explain_gradient', 'expm1', 'float16', 'float32',
+    'float64', 'from_dlpack', 'from_numpy', 'full', 'gather', 'gelu', 'get_device', 'get_num_threads',
+    'getitem', 'grad', 'gradient_checker', 'hessian', 'hvp', 'identity', 'int32', 'int64', 'jacobian',
+    'jvp', 'layer_norm', 'leaky_relu', 'load', 'log', 'log1p', 'log_softmax', 'logsumexp', 'matmul',
+    'max', 'max_pool2d', 'maximum', 'mean', 'min', 'minimum', 'mse', 'multiply', 'negative', 'nn',
+    'no_gradient', 'ones', 'ones_like', 'ops', 'optimizers', 'pad', 'power', 'prod', 'random',
+    'raw_ops', 'reciprocal', 'record_operation', 'registered_ops', 'relu', 'reshape', 'rsqrt', 'save',
+    'set_num_threads', 'sigmoid', 'sigmoid_cross_entropy', 'sign', 'sin', 'softmax',
+    'softmax_cross_entropy', 'softplus', 'split', 'sqrt', 'square', 'squeeze', 'stack', 'std',
+    'stop_gradient', 'subtract', 'sum', 'take', 'tanh', 'tensor', 'tensordot', 'transpose',
+    'value_and_grad', 'var', 'vjp', 'where', 'zeros', 'zeros_like',
+]
+
+RAW_OPS = [
+    'abs_grad', 'avg_pool2d_grad', 'clip_grad', 'conv2d_backprop_filter', 'conv2d_backprop_input',
+    'div_grad', 'elu_grad', 'exp_grad', 'gelu_grad', 'getitem_grad', 'leaky_relu_grad', 'log_grad',
+    'max_pool2d_grad', 'maximum_grad', 'minimum_grad', 'pow_grad', 'reciprocal_grad', 'relu_grad',
+    'rsqrt_grad', 'sigmoid_grad', 'softmax_cross_entropy_grad', 'softplus_grad', 'sqrt_grad',
+    'square_grad', 'tanh_grad',
+]
+
+
+def test_the_public_names_are_the_pinned_ones():
+    assert sorted(gg.__all__) == PUBLIC
+    assert len(set(gg.__all__)) == len(gg.__all__)
+
+
+def test_every_public_name_exists_and_nothing_else_public_is_not_a_module():
+    assert [name for name in gg.__all__ if not hasattr(gg, name)] == []
+    others = [name for name in dir(gg) if not name.startswith("_") and name not in gg.__all__]
+    assert [name for name in others if not isinstance(getattr(gg, name), types.ModuleType)] == []
+
+
+def test_fused_gradient_ops_are_raw_ops_not_gg():
+    assert sorted(gg.raw_ops.__all__) == RAW_OPS
+    for name in RAW_OPS:
+        assert not hasattr(gg, name) and getattr(gg.raw_ops, name) is getattr(gg.ops, name)
+    assert not hasattr(gg, "sum_to") and not hasattr(gg, "prod_others")
+
+
+def test_star_import_gives_the_public_names():
+    namespace = {}
+    exec("from gpugrad import *", namespace)
+    assert sorted(n for n in namespace if n != "__builtins__") == sorted(PUBLIC)
