@@ -9,7 +9,7 @@ import gpugrad as gg
 from gpugrad import tape as tape_module  # its global `backward` is the sweep gradient() calls
 from gpugrad.recorder import active_tapes
 
-from .test_jacobians import numerical_jacobian
+from .conftest import numerical_jacobian
 
 RNG = np.random.default_rng(11)
 A = RNG.uniform(-1, 1, (4, 4))

@@ -22,7 +22,7 @@ from gpugrad.kernelcheck import cases
 
 from .conftest import GPU_PRESENT
 from .op_specs import ALL_SPECS
-from .test_gradients import gradient_function
+from .conftest import gradient_function
 
 pytestmark = pytest.mark.gpu
 GPU_COUNT = len([d for d in gg.devices() if d.startswith("cuda")])

@@ -31,7 +31,7 @@ import textwrap
 import pytest
 
 from gpugrad.kernelcheck import host
-from tests.test_kernels import NO_CXX, skip_or_fail
+from tests.conftest import NO_CXX, skip_or_fail
 from tests.test_stand_in_contract import API_FILE, api_file_lines, recorded_api, write_api_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -10,46 +10,10 @@ import gpugrad as gg
 from gpugrad.gradient_checker import compute_gradient, max_error
 from gpugrad.recorder import active_tapes
 
-from .conftest import device_params
+from .conftest import TOL64, check, device_params, gradient_function, recorded_types  # noqa: F401 - shared
 from .op_specs import ALL_SPECS, OpSpec, elementwise, special
 
 SPEC_PARAMS = [pytest.param(spec, id=spec.id) for spec in ALL_SPECS]
-TOL64 = 1e-6
-
-
-def recorded_types(fn, xs):
-    """The op types ``fn`` records when all its inputs are watched."""
-    with gg.GradientTape() as tape:
-        tape.watch(xs)
-        fn(*xs)
-    return {record[0] for record in tape._ops}
-
-
-def check(fn, xs, delta, tol):
-    theoretical, numerical = compute_gradient(fn, xs, delta=delta)
-    scale = max(1.0, max(float(np.max(np.abs(n))) if n.size else 0.0 for n in numerical))
-    err = max_error(theoretical, numerical)
-    assert err <= tol * scale, f"max error {err:.3g} > {tol * scale:.3g}"
-
-
-def gradient_function(fn, n_inputs, seed=1):
-    """x -> sum_i <d(<w, fn(x)>)/dx_i, v_i>, whose gradient is a second derivative."""
-    def second(*xs):
-        with gg.GradientTape() as tape:
-            tape.watch(list(xs))
-            y = fn(*xs)
-        w = np.random.default_rng(seed).uniform(0.5, 1.5, y.shape)
-        grads = tape.gradient(y, list(xs), output_gradients=gg.tensor(w, dtype=y.dtype, device=y.device))
-        total = gg.tensor(0.0, dtype=xs[0].dtype, device=xs[0].device)
-        for i, (g, x) in enumerate(zip(grads, xs)):
-            if g is not None:
-                v = np.random.default_rng(100 + i).uniform(0.5, 1.5, x.shape)
-                total = total + gg.sum(g * gg.tensor(v, dtype=x.dtype, device=x.device))
-        return total
-
-    return second
-
-
 @pytest.mark.parametrize("device", device_params())
 @pytest.mark.parametrize("spec", SPEC_PARAMS)
 def test_first_order_float64(spec: OpSpec, device):

@@ -5,20 +5,9 @@ import pytest
 import gpugrad as gg
 from gpugrad.recorder import active_tapes
 
+from .conftest import numerical_jacobian
+
 RNG = np.random.default_rng(7)
-
-
-def numerical_jacobian(f, x, delta=1e-6):
-    """Central differences of NumPy-valued ``f`` at float64 array ``x``: shape f(x).shape + x.shape."""
-    x = np.array(x, dtype=np.float64)
-    y0 = np.asarray(f(x))
-    jac = np.zeros(y0.shape + x.shape)
-    for idx in np.ndindex(x.shape):
-        plus, minus = x.copy(), x.copy()
-        plus[idx] += delta
-        minus[idx] -= delta
-        jac[(...,) + idx] = (np.asarray(f(plus)) - np.asarray(f(minus))) / (2 * delta)
-    return jac
 
 
 def layer(x, w):

@@ -30,25 +30,10 @@ import gpugrad as gg
 from gpugrad.backend import Device, cupy_backend, kernel_source
 from gpugrad.kernelcheck import cases, host, nvrtc
 
+from .conftest import HAVE_CUPY, NO_CUPY, NO_CXX, needs_cupy, skip_or_fail  # noqa: F401 - shared
+
 ROOT = Path(__file__).resolve().parent.parent
 KERNELS = kernel_source.names()
-HAVE_CUPY = importlib.util.find_spec("cupy") is not None
-NO_CUPY = "CuPy is not installed: pip install -e '.[kernelcheck]' (cupy-cuda13x, NVRTC, CUDA headers; no GPU needed)"
-NO_CXX = "no host C++ compiler (g++ or $CXX) to build the kernels' math for the host"
-REQUIRED_HERE = os.environ.get("GPUGRAD_REQUIRE_KERNELCHECK") == "1"
-
-
-def skip_or_fail(reason):
-    """Skip with ``reason``, or fail where the kernel checks are required (CI)."""
-    if REQUIRED_HERE:
-        pytest.fail(f"GPUGRAD_REQUIRE_KERNELCHECK=1 but {reason}")
-    pytest.skip(reason)
-
-
-def needs_cupy():
-    if not HAVE_CUPY:
-        skip_or_fail(NO_CUPY)
-
 # The fused kernels gpugrad dispatches to; each must exist as kernels/<name>.cu.
 REQUIRED = ["log_grad", "square_grad", "exp_grad", "sqrt_grad", "rsqrt_grad", "reciprocal_grad", "div_grad",
             "pow_grad", "sigmoid_grad", "tanh_grad", "relu_grad", "leaky_relu_grad", "elu_grad", "softplus_grad",

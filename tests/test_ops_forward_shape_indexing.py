@@ -7,7 +7,7 @@ import gpugrad as gg
 from gpugrad.errors import IndexOutOfRangeError
 from gpugrad.registry import not_differentiable_ops, registered_ops
 
-from .test_gradients import recorded_types
+from .conftest import recorded_types
 
 A = np.arange(2 * 3 * 4 * 5, dtype=np.float64).reshape(2, 3, 4, 5) / 7.0
 MASK = (np.arange(12).reshape(3, 4) * 7 % 5) > 1

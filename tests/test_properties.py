@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import gpugrad as gg
 
-from .test_gradients import TOL64, check, gradient_function
+from .conftest import TOL64, check, gradient_function
 
 
 def positive(x):

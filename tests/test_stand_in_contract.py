@@ -38,7 +38,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_kernels import skip_or_fail
+from tests.conftest import skip_or_fail
 
 ROOT = Path(__file__).resolve().parent.parent
 STAND_IN = ROOT / "tests" / "stand_in_cupy"
