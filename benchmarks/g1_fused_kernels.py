@@ -4,7 +4,7 @@ For every kernel in ``kernels/``: the effective bandwidth of the fused kernel
 (bytes it reads and writes / time), as a fraction of the bandwidth of a
 device-to-device copy of 64 Mi float32 measured in the same run, and its speed
 against the unfused CuPy expression of the same math (a chain of CuPy ops, from
-``gpugrad.kernelcheck.cases``). Times are CUDA events around ``LAUNCHES``
+``gpugrad._tools.kernelcheck.cases``). Times are CUDA events around ``LAUNCHES``
 back-to-back launches after warm-up (so host launch overhead overlaps the GPU
 work), the median of ``REPEATS``.
 
@@ -75,7 +75,7 @@ def kernel_row(name, n=N, copy_gbps=None):
 
     import gpugrad as gg
     from gpugrad.backend import kernel_source
-    from gpugrad.kernelcheck import cases
+    from gpugrad._tools.kernelcheck import cases
 
     case = cases.CASES[name]
     backend = gg.get_device("cuda").backend

@@ -10,7 +10,7 @@ import pytest
 
 import gpugrad as gg
 from gpugrad.backend import kernel_source
-from gpugrad.kernelcheck import cases
+from gpugrad._tools.kernelcheck import cases
 
 from . import g1_fused_kernels as g1
 from .conftest import DEVICES, rounds_for

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import gpugrad as gg
-from gpugrad import kernels_ref
+from gpugrad.optimizers import kernels_ref
 
 from .conftest import (array_module, baseline_impl, device_params, run, synchronize, to_host, torch_device,
                        torch_synchronize)

@@ -38,7 +38,7 @@ def cmd_info(args):
     lines.append(f"  numpy {np.__version__} (cpu; large elementwise ops on {gg.get_num_threads()} threads)")
     lines.append(f"  {_cupy_line()}")
     lines.extend(f"    {line}" for line in _gpu_lines())
-    default = gg.default_device()
+    default = gg.get_device(None)  # the default Device: its name and backend
     lines.append(f"default device: {default.name} ({default.backend.name} backend)")
     lines.append(_fused_kernels_line())
     lines.append(kernel_cache_line())
@@ -142,8 +142,8 @@ def cmd_train(args):
 
 def cmd_bench(args):
     """Run the benchmark suite (or show a saved run) as one table; ``--json``, ``--plot``, ``--compare``."""
-    from .bench import plot, report
-    from .bench.runner import run_suite, suite_dir
+    from ._tools.bench import plot, report
+    from ._tools.bench.runner import run_suite, suite_dir
 
     if args.plot and plot.matplotlib_missing():
         print(f"gpugrad: error: {plot.matplotlib_missing()}", file=sys.stderr)
@@ -220,7 +220,7 @@ class _Progress:
             print(f"[{self.done:>{len(str(self.total or 0))}}/{self.total or '?'}] {text}", file=sys.stderr, flush=True)
 
     def event(self, fields):
-        """One event of :mod:`gpugrad.bench.plugin`: ``("total", n)`` or ``("done", nodeid)``."""
+        """One event of :mod:`gpugrad._tools.bench.plugin`: ``("total", n)`` or ``("done", nodeid)``."""
         if fields[0] == "total":
             self.start(int(fields[1]))
         elif fields[0] == "done":
@@ -236,12 +236,12 @@ class _Progress:
 
 def cmd_check(args):
     """Gradient-check every registered op on every device (first order, float64); print the table."""
-    from .testing import ALL_SPECS
-    from .testing import check
+    from ._tools.op_specs import ALL_SPECS
+    from ._tools import gradcheck as check
 
     missing = check.missing_specs(ALL_SPECS)
     if missing:
-        print(f"gpugrad: error: registered ops with no spec in gpugrad/testing/op_specs: {', '.join(missing)}",
+        print(f"gpugrad: error: registered ops with no spec in gpugrad/_tools/op_specs: {', '.join(missing)}",
               file=sys.stderr)
         return 1
     devices = [gg.get_device(d).name for d in args.device] if args.device else gg.devices()
@@ -338,7 +338,7 @@ def _add_train(sub):
 
 
 def _add_bench(sub):
-    from .bench.runner import QUICK_MAX_TIME
+    from ._tools.bench.runner import QUICK_MAX_TIME
 
     bench = sub.add_parser(
         "bench", help="run the benchmark suite and print one device-comparison table",
@@ -379,11 +379,11 @@ def _add_bench(sub):
 
 
 def _add_check(sub):
-    from .testing.check import TOLERANCE
+    from ._tools.gradcheck import TOLERANCE
 
     check = sub.add_parser(
         "check", help="gradient-check every registered op on every device",
-        description="Compare the gradient of every registered op (the spec table of gpugrad.testing.op_specs) "
+        description="Compare the gradient of every registered op (the spec table of gpugrad._tools.op_specs) "
                     "with central differences, first order in float64, on every usable device, and print a "
                     "table of the largest errors. Exits with 1 when a check fails.")
     check.add_argument("--device", action="append", metavar="DEVICE",

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 import gpugrad as gg
-from gpugrad.bench import report as bench_report
-from gpugrad.bench.runner import suite_dir
+from gpugrad._tools.bench import report as bench_report
+from gpugrad._tools.bench.runner import suite_dir
 from gpugrad.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -165,7 +165,7 @@ def test_plot_writes_a_png_bar_chart(quick_run, tmp_path, capsys):
 
 @pytest.mark.skipif(not HAVE_MATPLOTLIB, reason="matplotlib is not installed (pip install 'gpugrad[plot]')")
 def test_plot_draws_one_bar_per_result(quick_run, tmp_path):
-    from gpugrad.bench.plot import write_plot
+    from gpugrad._tools.bench.plot import write_plot
 
     _, path = quick_run
     report = json.loads(path.read_text())
@@ -200,7 +200,7 @@ def test_a_failing_benchmark_is_reported_and_exits_1(tmp_path, monkeypatch, caps
         "    benchmark.pedantic(sum, args=([1, 2],), rounds=3)\n"
         "    assert False, 'the numbers disagree'\n")
     (suite / "conftest.py").write_text("")
-    monkeypatch.setattr("gpugrad.bench.runner.suite_dir", lambda: suite)
+    monkeypatch.setattr("gpugrad._tools.bench.runner.suite_dir", lambda: suite)
     assert main(["bench", "--no-progress"]) == 1
     captured = capsys.readouterr()
     assert "tiny sum" in captured.out and "gpugrad cpu" in captured.out  # the results that were measured
@@ -212,7 +212,7 @@ def test_a_run_that_cannot_start_shows_pytests_last_lines(tmp_path, monkeypatch,
     suite = tmp_path / "suite"
     suite.mkdir()
     (suite / "conftest.py").write_text("import no_such_module_for_the_test\n")
-    monkeypatch.setattr("gpugrad.bench.runner.suite_dir", lambda: suite)
+    monkeypatch.setattr("gpugrad._tools.bench.runner.suite_dir", lambda: suite)
     assert main(["bench", "--no-progress"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("gpugrad: error: pytest exited with") and "no_such_module_for_the_test" in err
@@ -227,7 +227,7 @@ def test_a_benchmark_module_that_cannot_be_collected_fails_the_run(tmp_path, mon
         "    benchmark.extra_info.update(workload='w', impl='gpugrad', device='cpu')\n"
         "    benchmark.pedantic(sum, args=([1],), rounds=2)\n")
     (suite / "test_broken.py").write_text("import no_such_module_for_the_test\n")
-    monkeypatch.setattr("gpugrad.bench.runner.suite_dir", lambda: suite)
+    monkeypatch.setattr("gpugrad._tools.bench.runner.suite_dir", lambda: suite)
     assert main(["bench", "--no-progress"]) == 1
     err = capsys.readouterr().err
     assert "gpugrad: error: pytest exited with" in err and "no_such_module_for_the_test" in err
@@ -411,8 +411,8 @@ def test_the_wheel_ships_the_suite_and_the_specs_and_bench_runs_from_it(tmp_path
     listed = set(zipfile.ZipFile(wheel).namelist())
     for name in [p.name for p in (ROOT / "benchmarks").glob("*.py")]:
         assert f"gpugrad/benchmarks/{name}" in listed
-    for name in [p.name for p in (ROOT / "gpugrad" / "testing" / "op_specs").glob("*.py")]:
-        assert f"gpugrad/testing/op_specs/{name}" in listed
+    for name in [p.name for p in (ROOT / "gpugrad" / "_tools" / "op_specs").glob("*.py")]:
+        assert f"gpugrad/_tools/op_specs/{name}" in listed
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)  # a pure-Python wheel unpacked is an installed package
     work = tmp_path / "elsewhere"  # not the checkout: the suite must come from the wheel

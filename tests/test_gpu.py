@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 
 import gpugrad as gg
-from gpugrad import kernels_ref
+from gpugrad.optimizers import kernels_ref
 from gpugrad.backend import kernel_source
-from gpugrad.kernelcheck import cases
+from gpugrad._tools.kernelcheck import cases
 
 from .conftest import GPU_PRESENT
-from .op_specs import ALL_SPECS
+from gpugrad._tools.op_specs import ALL_SPECS
 from .conftest import gradient_function
 
 pytestmark = pytest.mark.gpu

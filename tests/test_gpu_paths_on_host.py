@@ -30,7 +30,7 @@ import textwrap
 
 import pytest
 
-from gpugrad.kernelcheck import host
+from gpugrad._tools.kernelcheck import host
 from tests.conftest import NO_CXX, skip_or_fail
 from tests.test_stand_in_contract import API_FILE, api_file_lines, recorded_api, write_api_file
 

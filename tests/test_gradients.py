@@ -11,7 +11,7 @@ from gpugrad.gradient_checker import compute_gradient, max_error
 from gpugrad.recorder import active_tapes
 
 from .conftest import TOL64, check, device_params, gradient_function, recorded_types  # noqa: F401 - shared
-from .op_specs import ALL_SPECS, OpSpec, elementwise, special
+from gpugrad._tools.op_specs import ALL_SPECS, OpSpec, elementwise, special
 
 SPEC_PARAMS = [pytest.param(spec, id=spec.id) for spec in ALL_SPECS]
 @pytest.mark.parametrize("device", device_params())
@@ -67,7 +67,7 @@ def test_third_order_check_catches_a_detached_second_derivative(monkeypatch):
 def test_every_registered_op_has_a_spec():
     covered = {spec.op_type for spec in ALL_SPECS}
     missing = sorted(set(gg.registered_ops()) - covered)
-    assert not missing, f"registered ops with no spec in tests/op_specs: {missing}"
+    assert not missing, f"registered ops with no spec in gpugrad/_tools/op_specs: {missing}"
 
 
 def test_checker_catches_a_wrong_gradient():

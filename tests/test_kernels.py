@@ -28,7 +28,7 @@ import pytest
 
 import gpugrad as gg
 from gpugrad.backend import Device, cupy_backend, kernel_source
-from gpugrad.kernelcheck import cases, host, nvrtc
+from gpugrad._tools.kernelcheck import cases, host, nvrtc
 
 from .conftest import HAVE_CUPY, NO_CUPY, NO_CXX, needs_cupy, skip_or_fail  # noqa: F401 - shared
 
@@ -56,7 +56,7 @@ def broken_copy(tmp_path, name, old, new):
 
 def test_every_required_kernel_has_a_file_and_a_case():
     assert sorted(set(REQUIRED) - set(KERNELS)) == []
-    assert sorted(set(KERNELS) - set(cases.CASES)) == [], "kernels with no case in gpugrad/kernelcheck/cases.py"
+    assert sorted(set(KERNELS) - set(cases.CASES)) == [], "kernels with no case in gpugrad/_tools/kernelcheck/cases.py"
     assert sorted(set(cases.CASES) - set(KERNELS)) == [], "cases with no kernel file"
 
 
@@ -160,7 +160,7 @@ def test_a_broken_kernel_fails_the_nvrtc_check_with_the_compilers_message(tmp_pa
 def test_generated_source_is_cupys_elementwise_kernel():
     needs_cupy()
     code = subprocess.run(
-        [sys.executable, "-c", "from gpugrad.backend import kernel_source as ks; from gpugrad.kernelcheck import nvrtc;"
+        [sys.executable, "-c", "from gpugrad.backend import kernel_source as ks; from gpugrad._tools.kernelcheck import nvrtc;"
          "k = ks.load('leaky_relu_grad'); b = k.bindings()[1];"
          "print(nvrtc.generated_source(k, b, dict(nvrtc.LAYOUTS)['contiguous'])[0])"],
         capture_output=True, text=True, cwd=ROOT, timeout=120, env=dict(os.environ, PYTHONPATH=str(ROOT)))

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import gpugrad as gg
-from gpugrad import kernels_ref
+from gpugrad.optimizers import kernels_ref
 from gpugrad.optimizers import AdaGrad, Adam, AdamW, RMSProp, SGD, schedules
 from gpugrad.recorder import active_tapes
 from tests.conftest import device_params

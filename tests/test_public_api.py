@@ -4,6 +4,8 @@
 the fused gradient ops are ``gg.raw_ops``; every other public attribute of ``gg``
 is a module that importing the package loads.
 """
+import subprocess
+import sys
 import types
 
 import gpugrad as gg
@@ -60,3 +62,11 @@ def test_star_import_gives_the_public_names():
     namespace = {}
     exec("from gpugrad import *", namespace)
     assert sorted(n for n in namespace if n != "__builtins__") == sorted(PUBLIC)
+
+
+def test_importing_gpugrad_loads_no_tooling():
+    """The kernel check, the bench runner and the op spec table live in gpugrad._tools, off the import path."""
+    code = "import sys, gpugrad; print(sorted(m for m in sys.modules if m.startswith('gpugrad._tools')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+    assert not hasattr(gg, "kernels_ref") and hasattr(gg.optimizers, "kernels_ref")

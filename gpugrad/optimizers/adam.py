@@ -1,5 +1,5 @@
 """Adam, with L2 weight decay folded into the gradient, and AdamW, with decoupled weight decay."""
-from ..kernels_ref import adam_step_size
+from .kernels_ref import adam_step_size
 from . import updates
 from .optimizer import Optimizer, check_hyper
 

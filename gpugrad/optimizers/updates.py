@@ -8,7 +8,7 @@ scalar params by keyword. This module is the only place that knows that conventi
 On the CPU, float32 and float64 parameters are updated in place, without
 copies, split across threads when large (see
 :mod:`gpugrad.backend.cpu_threads`), with the arithmetic of
-:mod:`gpugrad.kernels_ref` (the kernels' reference) in the same order and
+:mod:`gpugrad.optimizers.kernels_ref` (the kernels' reference) in the same order and
 precision, so to the same bits; float16 parameters (computed in float32) and
 mixed dtypes take the reference itself.
 
@@ -24,7 +24,7 @@ import numpy as np
 
 from ..backend import CPU
 from ..backend.cpu_threads import SPLIT_MIN_CHEAP, split_apply
-from .. import kernels_ref
+from . import kernels_ref
 
 
 def _in_place(param, *others):
@@ -103,7 +103,7 @@ def _adam_cpu(param, m, v, grad, step_size, one_minus_beta1, one_minus_beta2, ep
 def adam(device, param, m, v, grad, step_size, beta1, beta2, eps, weight_decay=0.0):
     """One Adam step of arrays ``param``, ``m`` and ``v`` in place (see ``kernels_ref``).
 
-    ``step_size`` is the bias-corrected rate of :func:`gpugrad.kernels_ref.adam_step_size`.
+    ``step_size`` is the bias-corrected rate of :func:`gpugrad.optimizers.kernels_ref.adam_step_size`.
     """
     if device is CPU:
         if not _in_place(param, m, v, grad):

@@ -10,7 +10,7 @@ entry cannot pass it off as a real GPU.
 One device, ``cuda:0``. Its arrays (:class:`ndarray`) hold a NumPy array in
 host memory; NumPy does the arithmetic. The fused kernels (``ElementwiseKernel``
 built from ``kernels/*.cu``) run their CUDA source built for the host with g++
-(:mod:`gpugrad.kernelcheck.host`), called with the argument layout of
+(:mod:`gpugrad._tools.kernelcheck.host`), called with the argument layout of
 ``CupyBackend.fused``.
 
 It has only what the real CuPy 14.2.0 has: a name that is neither defined here
@@ -51,7 +51,7 @@ What it cannot show: speed, memory (its pool reports 0 bytes), streams,
 several GPUs, the random numbers CuPy draws, the order in which a GPU
 reduction adds (so the last bits of sums), and the last bits where NVRTC
 contracts multiply-adds and flushes subnormals (the host build does neither;
-``gpugrad.kernelcheck.nvrtc`` compiles the kernels for real).
+``gpugrad._tools.kernelcheck.nvrtc`` compiles the kernels for real).
 """
 import os as _os
 import sys as _sys

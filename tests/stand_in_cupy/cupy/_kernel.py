@@ -2,7 +2,7 @@
 
 The kernel source is the ``preamble`` the backend passes (the ``kernels/*.cu``
 file), parsed by :mod:`gpugrad.backend.kernel_source` and built by
-:mod:`gpugrad.kernelcheck.host`. The builds are cached in ``$CUPY_CACHE_DIR``
+:mod:`gpugrad._tools.kernelcheck.host`. The builds are cached in ``$CUPY_CACHE_DIR``
 (where CuPy caches its own), so each kernel is compiled once per test run.
 
 A call follows CuPy 14.2's ``ElementwiseKernel.__call__`` (``_kernel.pyx``):
@@ -92,7 +92,7 @@ class ElementwiseKernel:
 
     def _host_kernel(self):
         if self._built is None:
-            from gpugrad.kernelcheck import host
+            from gpugrad._tools.kernelcheck import host
 
             workdir = os.environ.get("CUPY_CACHE_DIR")
             self._built = host.build(self._source, workdir and os.path.join(workdir, "stand-in-host-builds"))

@@ -1,14 +1,14 @@
 """``gpugrad bench``: run the benchmark suite through pytest-benchmark and compare devices in one table.
 
-- :mod:`gpugrad.bench.runner` finds the suite (``gpugrad.benchmarks`` in a
+- :mod:`gpugrad._tools.bench.runner` finds the suite (``gpugrad.benchmarks`` in a
   wheel, ``benchmarks/`` in a source checkout) and runs it in a pytest
   subprocess, reporting progress as it goes;
-- :mod:`gpugrad.bench.report` turns the pytest-benchmark JSON into the table;
-- :mod:`gpugrad.bench.plot` draws it as a bar chart (matplotlib, the ``plot`` extra);
-- :mod:`gpugrad.bench.plugin` is the pytest plugin of the subprocess.
+- :mod:`gpugrad._tools.bench.report` turns the pytest-benchmark JSON into the table;
+- :mod:`gpugrad._tools.bench.plot` draws it as a bar chart (matplotlib, the ``plot`` extra);
+- :mod:`gpugrad._tools.bench.plugin` is the pytest plugin of the subprocess.
 
 Example:
-    >>> from gpugrad.bench import suite_dir
+    >>> from gpugrad._tools.bench import suite_dir
     >>> (suite_dir() / "conftest.py").is_file()
     True
 """

@@ -4,7 +4,7 @@ A subprocess, not ``pytest.main`` in this process: each run starts with a
 fresh interpreter (nothing of the caller's imports, tapes or GPU memory), and
 thread settings (``--threads``) reach NumPy's BLAS, PyTorch and gpugrad's CPU ops, which read them
 only when they are first imported. Progress comes back through a file that
-:mod:`gpugrad.bench.plugin` appends to.
+:mod:`gpugrad._tools.bench.plugin` appends to.
 
 Example:
     >>> args = pytest_arguments(suite_dir(), "out.json", quick=True, keyword="W1")
@@ -19,10 +19,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..errors import GpugradError
+from ...errors import GpugradError
 from .plugin import ENVIRONMENT_VARIABLE, parse_event
 
-_PACKAGE_DIR = Path(__file__).resolve().parent.parent  # .../gpugrad
+_PACKAGE_DIR = Path(__file__).resolve().parents[2]  # .../gpugrad
 QUICK_MAX_TIME = 0.3  # seconds of timed rounds per benchmark under --quick (at least 5 rounds)
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "GPUGRAD_NUM_THREADS")
 
@@ -78,7 +78,7 @@ def missing_requirement():
 
 def pytest_arguments(suite, json_path, quick=False, keyword=None, rounds=None, max_time=None):
     """The command line of pytest for one run of ``suite`` writing its report to ``json_path``."""
-    args = [str(suite), "-p", "no:cacheprovider", "-p", "gpugrad.bench.plugin", "-o", "addopts=",
+    args = [str(suite), "-p", "no:cacheprovider", "-p", "gpugrad._tools.bench.plugin", "-o", "addopts=",
             "--rootdir", str(suite), "-q", "--tb=short", "--benchmark-only", f"--benchmark-json={json_path}"]
     if max_time is None and quick:
         max_time = QUICK_MAX_TIME

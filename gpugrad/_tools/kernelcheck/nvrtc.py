@@ -11,7 +11,7 @@ Hopper GPU would run. A compile error fails with NVRTC's own message.
 The patches are process-wide and tied to CuPy's internals (pinned: CuPy
 14.2.0), so run this in a process of its own::
 
-    python -m gpugrad.kernelcheck.nvrtc [--dir KERNELS_DIR] [--json] [NAME ...]
+    python -m gpugrad._tools.kernelcheck.nvrtc [--dir KERNELS_DIR] [--json] [NAME ...]
 
 Example:
     >>> [layout for layout, _ in LAYOUTS]
@@ -26,8 +26,9 @@ import subprocess
 import sys
 import time
 import types
+from pathlib import Path
 
-from ..backend import kernel_source
+from ...backend import kernel_source
 
 PINNED_CUPY = "14.2.0"
 ARCH = "90"
@@ -56,7 +57,7 @@ def patch_cupy():
     from cupy.cuda import compiler
 
     if cupy.__version__ != PINNED_CUPY:
-        raise RuntimeError(f"gpugrad.kernelcheck drives CuPy {PINNED_CUPY} internals; found CuPy "
+        raise RuntimeError(f"gpugrad._tools.kernelcheck drives CuPy {PINNED_CUPY} internals; found CuPy "
                            f"{cupy.__version__} (pip install 'gpugrad[kernelcheck]')")
     memoized = compiler._get_arch_for_options_for_nvrtc
     undecorated = getattr(memoized, "__wrapped__", None)
@@ -246,14 +247,14 @@ def run_in_subprocess(directory=None, names=None, timeout=600, jobs=None):
 
     Returns ``(returncode, results, stderr)``.
     """
-    cmd = [sys.executable, "-m", "gpugrad.kernelcheck.nvrtc", "--json"]
+    cmd = [sys.executable, "-m", "gpugrad._tools.kernelcheck.nvrtc", "--json"]
     if jobs is not None:
         cmd += ["--jobs", str(jobs)]
     if directory is not None:
         cmd += ["--dir", str(directory)]
     cmd += list(names or [])
     env = dict(os.environ, CUPY_CACHE_IN_MEMORY="1")
-    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    package_root = str(Path(__file__).resolve().parents[3])  # the folder holding gpugrad/
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     results = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
@@ -261,7 +262,7 @@ def run_in_subprocess(directory=None, names=None, timeout=600, jobs=None):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m gpugrad.kernelcheck.nvrtc", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m gpugrad._tools.kernelcheck.nvrtc", description=__doc__.split("\n")[0])
     parser.add_argument("names", nargs="*", help="kernels to compile (default: all)")
     parser.add_argument("--dir", help="folder of .cu files (default: gpugrad's kernels/)")
     parser.add_argument("--arch", default=ARCH, help="compute capability, e.g. 90 (sm_90)")

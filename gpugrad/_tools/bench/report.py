@@ -23,7 +23,7 @@ import dataclasses
 import json
 import math
 
-from ..errors import GpugradError
+from ...errors import GpugradError
 
 GPUGRAD = "gpugrad"
 PEER_ORDER = ("numpy", "cupy", "torch")

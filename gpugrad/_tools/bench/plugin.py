@@ -1,4 +1,4 @@
-"""The pytest plugin that ``gpugrad bench`` loads into its pytest run (``-p gpugrad.bench.plugin``).
+"""The pytest plugin that ``gpugrad bench`` loads into its pytest run (``-p gpugrad._tools.bench.plugin``).
 
 It appends one tab-separated line per event to the file named by the
 environment variable ``GPUGRAD_BENCH_PROGRESS`` (nothing without it), which

@@ -29,7 +29,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from .. import kernels_ref
+from ...optimizers import kernels_ref
 
 _SQRT_HALF = 0.70710678118654752440
 _INV_SQRT_2PI = 0.39894228040143267794
@@ -116,7 +116,7 @@ _cpu_op = OpReference
 
 def _erfc(xp):
     if xp is np:
-        from ..ops.special import erfc_numpy
+        from ...ops.special import erfc_numpy
 
         return erfc_numpy
     from cupyx.scipy.special import erfc

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..backend import kernel_source
+from ...backend import kernel_source
 
 CXXFLAGS = ("-O2", "-std=c++17", "-shared", "-fPIC", "-ffp-contract=off", "-fno-fast-math", "-Wall",
             "-Wno-unused-variable")
@@ -233,7 +233,7 @@ def check_kernel(name, directory=None, n=4096, seed=0, workdir=None):
     case = cases.CASES.get(name)
     if case is None:
         return [{"kernel": name, "dtypes": "", "ok": False, "max_ulps": None,
-                 "error": f"no case for {name!r} in gpugrad.kernelcheck.cases"}]
+                 "error": f"no case for {name!r} in gpugrad._tools.kernelcheck.cases"}]
     try:
         kernel = build(k, workdir)
     except HostBuildError as exc:
@@ -257,7 +257,7 @@ def main(argv=None):
     import argparse
     import sys
 
-    parser = argparse.ArgumentParser(prog="python -m gpugrad.kernelcheck.host",
+    parser = argparse.ArgumentParser(prog="python -m gpugrad._tools.kernelcheck.host",
                                      description="run each kernel's math on the host and compare with the CPU path")
     parser.add_argument("names", nargs="*", help="kernels (default: all)")
     parser.add_argument("--dir", help="folder of .cu files (default: gpugrad's kernels/)")

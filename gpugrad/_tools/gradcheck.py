@@ -7,7 +7,7 @@ largest difference is at most ``tolerance * max(1, largest |numerical entry|)``,
 the criterion of ``tests/test_gradients.py``.
 
 Example:
-    >>> from gpugrad.testing.op_specs import ALL_SPECS
+    >>> from gpugrad._tools.op_specs import ALL_SPECS
     >>> results = run_checks([s for s in ALL_SPECS if s.op_type == "Tanh"], ["cpu"])
     >>> [(r.op_type, r.device, r.passed) for r in results]
     [('Tanh', 'cpu', True)]
@@ -58,7 +58,7 @@ def check_spec(spec, device, tolerance=TOLERANCE):
 
     Example:
         >>> import gpugrad as gg
-        >>> from gpugrad.testing import OpSpec
+        >>> from gpugrad._tools.op_specs import OpSpec
         >>> check_spec(OpSpec("Exp", gg.exp, [(3,)]), "cpu").passed
         True
     """
