@@ -2,8 +2,8 @@
 
 :func:`backward` is the one interface: the tape's ``gradient`` and
 ``jacobian``, and the diagnostics' side sweep call it with a list of records
-(tuples made by :mod:`gpugrad.recorder`), the seed gradients and the ids of
-the sources. It
+(tuples made by :mod:`gpugrad.recorder`), the seed gradients (from
+:func:`seed_gradients`) and the ids of the sources. It
 
 1. keeps the records that lie on a path from a source (one forward pass,
    :func:`records_on_paths`, unless the caller knows they all do),
@@ -26,9 +26,10 @@ import sys
 from sys import getrefcount
 
 from . import anomaly
+from . import nest
 from . import registry
-from .errors import GradientError, GradientUsageError, ShapeError
-from .ops import add, cast, sum_to, zeros_like
+from .errors import DeviceError, DTypeError, GradientError, GradientUsageError, NotATensorError, ShapeError
+from .ops import add, cast, ones_like, sum_to, zeros_like
 from .ops.base import donated
 from .recorder import INPUTS, OUTPUTS, FreedOutputs, Op, active_tapes
 from .registry import gradient_rule
@@ -52,6 +53,41 @@ def records_on_paths(records, source_ids):
                     reached.add(id(o))
                 break
     return on_path, reached
+
+
+def seed_gradients(targets, output_gradients=None):
+    """The gradient each target starts with (id -> gradient): ones, or the user's ``output_gradients``.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> y = gg.tensor([1.0, 2.0])
+        >>> seed_gradients([y], None)[id(y)].numpy().tolist()
+        [1.0, 1.0]
+    """
+    given = [None] * len(targets) if output_gradients is None else nest.flatten(output_gradients)
+    if len(given) != len(targets):
+        raise ValueError(f"output_gradients has {len(given)} entries for {len(targets)} targets")
+    seeds = {}
+    for t, g in zip(targets, given):
+        if not isinstance(t, Tensor):
+            raise NotATensorError(f"gradient() target must be a tensor, not {type(t).__name__}")
+        if t.dtype.kind not in "fc":
+            raise DTypeError(f"cannot differentiate a target of integer dtype {t.dtype}")
+        if g is None:
+            g = ones_like(t)
+        else:
+            g = ensure_tensor(g, like=t)
+            if g._device is not t._device:
+                raise DeviceError(
+                    f"output_gradients is on {g.device!r} but its target is on {t.device!r}")
+            if g.shape != t.shape:
+                raise ShapeError(
+                    f"output_gradients has shape {g.shape} but its target has shape {t.shape}")
+            if g.dtype != t.dtype:  # the sweep starts in the target's dtype, as every gradient keeps its tensor's
+                g = cast(g, t.dtype)
+        key = id(t)
+        seeds[key] = g if key not in seeds else add(seeds[key], g)
+    return seeds
 
 
 def backward(records, seeds, source_ids, release=False, reached=None):

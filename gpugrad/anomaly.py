@@ -1,9 +1,9 @@
 """NaN/Inf anomaly mode: ``with gg.detect_anomaly():`` checks every op's outputs.
 
 While the mode is on, a pseudo-tape sits among the recording tapes of the
-thread that turned it on (the mode is per thread, as the tapes are). It claims to follow every tensor, so
-:func:`~gpugrad.recorder.emit` shows it the record of every op, and it keeps
-no record: it checks the op's outputs for NaN and Inf, and notes per output
+thread that turned it on (the mode is per thread, as the tapes are). It takes every record
+:func:`~gpugrad.recorder.emit` hands it, as if it followed every tensor, and keeps
+none: it checks the op's outputs for NaN and Inf, and notes per output
 the op type and the user's source line that made it (in a dict dropped when
 the mode ends; memory stays flat). Gradient rules run gpugrad ops, so the
 backward sweep is checked the same way: each sweep takes a cell from
@@ -135,24 +135,15 @@ def enabled():
     return _state.depth > 0
 
 
-class _EveryId(dict):
-    """A tape's ``_watched`` that follows every tensor and keeps none."""
-
-    def __contains__(self, key):
-        return True
-
-    def __setitem__(self, key, value):
-        pass
-
-
 class _AnomalyTape:
-    """What ``emit`` takes for a tape: follows everything, checks each record, keeps none."""
-
-    _watch_accessed = False  # emit then never asks it to watch a variable
+    """What the recorder takes for a tape: follows everything, checks each record, keeps none."""
 
     def __init__(self):
-        self._watched = _EveryId()
         self._ops = _Checker()
+
+    def _take(self, rec, variables=None, follow_outputs=True):
+        """As ``GradientTape._take``, for every record: check it; watch no variable."""
+        self._ops.append(rec)
 
 
 def _is_internal(filename):

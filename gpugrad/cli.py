@@ -103,7 +103,9 @@ def _fused_kernels_line():
         folder = kernel_source.kernels_dir()
     except GpugradError as exc:
         return f"fused kernels: none found ({exc})"
-    return f"fused kernels: {len(kernel_source.names(folder))} shipped in {folder}"
+    files = len(kernel_source.names(folder))
+    return (f"fused kernels: {len(kernel_source.names())} ({files} files in {folder}, "
+            f"{len(kernel_source.names()) - files} generated from declared expressions)")
 
 
 def kernel_cache_line(environ=None):

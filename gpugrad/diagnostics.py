@@ -18,7 +18,7 @@ several causes it was, the text names them all and says so.
 from . import nest, registry
 from .ops import zeros_like
 from .recorder import BACKWARD_FN, INPUTS, OUTPUTS, TYPE, Op, paused
-from ._sweep import backward
+from ._sweep import backward, seed_gradients
 from .tensor import Tensor, Variable, ensure_tensor
 
 __all__ = ["explain_gradient", "GradientExplanation"]
@@ -98,14 +98,15 @@ def explain_gradient(tape, target, source):
     for s in sources:
         if not isinstance(s, Tensor):
             raise TypeError(f"explain_gradient() sources must be tensors or variables, not {type(s).__name__}")
-    return nest.pack_like(source, [_explain(tape, targets, s) for s in sources])
+    view = tape._diagnostic_view()  # the records and what the tape follows, read-only
+    return nest.pack_like(source, [_explain(view, targets, s) for s in sources])
 
 
 # --------------------------------------------------------------------------- the checks, in order
 
 
-def _explain(tape, targets, source):
-    if tape._ops is None:
+def _explain(view, targets, source):
+    if view.records is None:
         return GradientExplanation("tape_used", "error", _HEAD_ERROR + "GradientError: this non-persistent tape "
                                    "already computed a gradient and released what it recorded, so there is "
                                    "nothing left to explain either. Call gg.explain_gradient before "
@@ -119,9 +120,9 @@ def _explain(tape, targets, source):
         return _none("integer_dtype", f"the source is {_describe(source)}. Only floating-point tensors have "
                      f"gradients, and tapes never watch integer ones. Make the source a float tensor "
                      f"(e.g. gg.tensor(values, dtype=gg.float32)).")
-    if id(source) not in tape._watched:
-        return _not_watched(tape, source)
-    return _follow(tape, targets, source)
+    if id(source) not in view.watched:
+        return _not_watched(view, source)
+    return _follow(view, targets, source)
 
 
 _HEAD_NONE = "tape.gradient(target, source) is None: "
@@ -132,7 +133,7 @@ def _none(reason, text, chain=(), op=None):
     return GradientExplanation(reason, "none", _HEAD_NONE + text, chain, op)
 
 
-def _not_watched(tape, source):
+def _not_watched(view, source):
     if not isinstance(source, Variable):
         return _none("tensor_not_watched", f"the source is a constant {_describe(source)} that the tape never "
                      f"watched. A tape follows a Tensor only after tape.watch(x), called inside the with block "
@@ -143,7 +144,7 @@ def _not_watched(tape, source):
         return _none("variable_not_trainable", f"the source is {_describe(source)} made with trainable=False; "
                      f"tapes watch only trainable variables on their own. Call tape.watch(v) inside the with "
                      f"block before v is used, or make it trainable.")
-    if not tape._watch_accessed:
+    if not view.watch_accessed:
         return _none("watch_accessed_variables_false", f"the source is {_describe(source)}, but the tape was "
                      f"made with watch_accessed_variables=False, so it follows only what tape.watch() is "
                      f"given. Call tape.watch(v) inside the with block before v is used.")
@@ -153,9 +154,9 @@ def _not_watched(tape, source):
                  f"no trace of those uses, so it cannot tell which.")
 
 
-def _follow(tape, targets, source):
+def _follow(view, targets, source):
     """The source is watched: follow the recorded ops from it."""
-    records = tape._ops
+    records = view.records
     cut_types = set(registry.not_differentiable_ops())
     live = {id(source): None}  # reached through differentiable ops: id -> (record, input) that reached it
     anyway = {id(source): None}  # reached through any ops, cuts included
@@ -172,7 +173,7 @@ def _follow(tape, targets, source):
                 live[id(o)] = (rec, live_in[0])
     reached = [t for t in targets if id(t) in live]
     if reached:
-        return _connected(tape, targets, source, records, live, anyway, reached[0])
+        return _connected(targets, source, records, live, anyway, reached[0])
     for t in targets:
         if id(t) in anyway:
             chain = _chain(anyway, t)
@@ -189,10 +190,10 @@ def _follow(tape, targets, source):
                          f"gpugrad.registry.not_differentiable_ops() lists all such ops). Every recorded path "
                          f"between them is cut by such an op; this is one.\npath: {path}",
                          [r[TYPE] for r in chain], op_type)
-    return _unreached(tape, targets, source, records, anyway)
+    return _unreached(view, targets, source, records, anyway)
 
 
-def _unreached(tape, targets, source, records, anyway):
+def _unreached(view, targets, source, records, anyway):
     """No recorded path at all: the target is unrecorded, or does not depend on the source."""
     read = set()
     for rec in records:
@@ -208,7 +209,7 @@ def _unreached(tape, targets, source, records, anyway):
         chain = ()
         dead_end = "No recorded op reads the source."
     produced = {id(o) for rec in records for o in rec[OUTPUTS]}
-    unrecorded = [t for t in targets if id(t) not in produced and id(t) not in tape._watched]
+    unrecorded = [t for t in targets if id(t) not in produced and id(t) not in view.watched]
     cuts = [o for _, o in ends if anyway[id(o)][0][TYPE] == "StopGradient"]
     if unrecorded and cuts:
         chain = _chain(anyway, cuts[-1])
@@ -223,7 +224,7 @@ def _unreached(tape, targets, source, records, anyway):
                      f"block, or only from tensors the tape did not watch at the time (e.g. before "
                      f"tape.watch()); an unrecorded op leaves no trace, so the tape cannot tell which.\n"
                      f"{dead_end}", [r[TYPE] for r in chain], chain[-1][TYPE] if chain else None)
-    leaves, constants = _ancestry(records, targets, tape._watched)
+    leaves, constants = _ancestry(records, targets, view.watched)
     text = ("the target does not depend on the source in anything the tape recorded. "
             f"The recorded ops that make the target read {leaves or 'no watched tensor'}"
             + (f" and {constants} tensor(s) the tape did not record" if constants else "") + ".\n" + dead_end)
@@ -234,13 +235,13 @@ def _unreached(tape, targets, source, records, anyway):
     return _none("unconnected", text, [r[TYPE] for r in chain], None)
 
 
-def _connected(tape, targets, source, records, live, anyway, target):
+def _connected(targets, source, records, live, anyway, target):
     """The source reaches the target: sweep once on the side to see what the gradient is."""
     chain = _chain(live, target)
     path = _path(chain, None)
     try:
         with paused():  # the side sweep is not recorded anywhere (nor checked by anomaly mode)
-            seeds = tape._seed_gradients(targets, None)
+            seeds = seed_gradients(targets)
             grads = backward(list(records), seeds, set(anyway))
             g = grads.get(id(source))
             blamed = [] if g is not None and _nonzero(g) else _blame(records, grads, live, anyway)

@@ -9,13 +9,16 @@ its own ``with`` block, records the sweep itself (as TensorFlow does), so
 ``tape.gradient(tape.gradient(y, x), x)`` is a second derivative.
 """
 import contextlib
+from collections import namedtuple
 
 from . import nest
-from ._sweep import backward
-from .errors import DeviceError, DTypeError, GradientError, GradientUsageError, NotATensorError, ShapeError
-from .ops import add, cast, ones_like, zeros_like
-from .recorder import pop_tape, push_tape
-from .tensor import Tensor, Variable, ensure_tensor
+from ._sweep import backward, seed_gradients
+from .errors import GradientError, GradientUsageError, NotATensorError
+from .ops import zeros_like
+from .recorder import INPUTS, OUTPUTS, pop_tape, push_tape
+from .tensor import Tensor, Variable
+
+TapeView = namedtuple("TapeView", "records watched watch_accessed")  # see GradientTape._diagnostic_view
 
 
 class GradientTape:
@@ -74,6 +77,22 @@ class GradientTape:
         if isinstance(t, Variable):
             self._variables.setdefault(id(t), t)
 
+    def _take(self, rec, variables=None, follow_outputs=True):
+        """The recorder's one call per op and tape: watch the trainable ``variables`` the op read (if
+        the tape watches accessed ones); keep ``rec`` if it follows an input; then follow its outputs."""
+        watched = self._watched
+        if variables and self._watch_accessed:
+            for v in variables:
+                if v.trainable and id(v) not in watched:
+                    self._watch_one(v)
+        for t in rec[INPUTS]:
+            if id(t) in watched:
+                self._ops.append(rec)
+                if follow_outputs:
+                    for o in rec[OUTPUTS]:
+                        watched[id(o)] = None  # the record keeps `o` alive; no second reference
+                return
+
     def watch(self, tensor):
         """Follow ``tensor`` (or every tensor in a nested list/tuple/dict).
 
@@ -111,6 +130,23 @@ class GradientTape:
         finally:
             self._start()
 
+    def _diagnostic_view(self):
+        """What ``gg.explain_gradient`` reads, read-only: the records, the ids followed (None once used).
+
+        Example:
+            >>> import gpugrad as gg
+            >>> x = gg.tensor(2.0)
+            >>> with gg.GradientTape() as tape:
+            ...     tape.watch(x)
+            ...     y = x * x
+            >>> view = tape._diagnostic_view()
+            >>> [rec[0] for rec in view.records], id(x) in view.watched, view.watch_accessed
+            (['Mul'], True, True)
+        """
+        if self._ops is None:
+            return TapeView(None, None, self._watch_accessed)
+        return TapeView(tuple(self._ops), self._watched.keys(), self._watch_accessed)
+
     def reset(self):
         """Forget everything recorded so far; the tape keeps recording if it was."""
         self._reset_records()
@@ -143,7 +179,7 @@ class GradientTape:
         for s in flat_sources:
             if not isinstance(s, Tensor):
                 raise NotATensorError(f"gradient() sources must be tensors or variables, not {type(s).__name__}")
-        seeds = self._seed_gradients(targets, output_gradients)
+        seeds = seed_gradients(targets, output_gradients)
         records, source_ids, reached, release = self._take_records(flat_sources)
         grads = backward(records, seeds, source_ids, release=release, reached=reached)
         results = []
@@ -196,30 +232,3 @@ class GradientTape:
         self._stop()
         self._ops = self._watched = self._roots = None
         return records, source_ids, reached, True
-
-    def _seed_gradients(self, targets, output_gradients):
-        """The gradient each target starts with: ones, or the user's ``output_gradients``."""
-        given = [None] * len(targets) if output_gradients is None else nest.flatten(output_gradients)
-        if len(given) != len(targets):
-            raise ValueError(f"output_gradients has {len(given)} entries for {len(targets)} targets")
-        seeds = {}
-        for t, g in zip(targets, given):
-            if not isinstance(t, Tensor):
-                raise NotATensorError(f"gradient() target must be a tensor, not {type(t).__name__}")
-            if t.dtype.kind not in "fc":
-                raise DTypeError(f"cannot differentiate a target of integer dtype {t.dtype}")
-            if g is None:
-                g = ones_like(t)
-            else:
-                g = ensure_tensor(g, like=t)
-                if g._device is not t._device:
-                    raise DeviceError(
-                        f"output_gradients is on {g.device!r} but its target is on {t.device!r}")
-                if g.shape != t.shape:
-                    raise ShapeError(
-                        f"output_gradients has shape {g.shape} but its target has shape {t.shape}")
-                if g.dtype != t.dtype:  # the sweep starts in the target's dtype, as every gradient keeps its tensor's
-                    g = cast(g, t.dtype)
-            key = id(t)
-            seeds[key] = g if key not in seeds else add(seeds[key], g)
-        return seeds

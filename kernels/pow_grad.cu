@@ -6,14 +6,6 @@
 // out_params: T gx, T gy
 // operation:  pow_grad(x, y, dy, gx, gy)
 // dtypes:     T=float16,float32,float64
-#ifndef GPUGRAD_ACC
-#define GPUGRAD_ACC
-// gpugrad_acc<T>::type is the type a kernel computes in: float for float16 and
-// float32 storage (float16 is converted once on load and rounded once on store),
-// double for float64.
-template <typename T> struct gpugrad_acc { typedef float type; };
-template <> struct gpugrad_acc<double> { typedef double type; };
-#endif
 
 template <typename T>
 __device__ __forceinline__ void pow_grad(T x_, T y_, T dy_, T& gx, T& gy) {

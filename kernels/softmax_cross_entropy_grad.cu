@@ -9,14 +9,6 @@
 // operation:  dx = softmax_cross_entropy_grad(probs, labels, dy, i, C)
 // params:     C
 // dtypes:     T=float16,float32,float64 L=int32,int64
-#ifndef GPUGRAD_ACC
-#define GPUGRAD_ACC
-// gpugrad_acc<T>::type is the type a kernel computes in: float for float16 and
-// float32 storage (float16 is converted once on load and rounded once on store),
-// double for float64.
-template <typename T> struct gpugrad_acc { typedef float type; };
-template <> struct gpugrad_acc<double> { typedef double type; };
-#endif
 
 template <typename T, typename Labels, typename Dy>
 __device__ __forceinline__ T softmax_cross_entropy_grad(T probs_, const Labels& labels, const Dy& dy_,

@@ -1,7 +1,14 @@
 """Shared fixtures and helpers: the devices present, a GPU marker that skips with a reason, the
-kernel checks' skip-or-fail rule, and the finite-difference checks several test modules use."""
+kernel checks' skip-or-fail rule, the finite-difference checks several test modules use, the host
+kernel build and stand-in GPU fixtures, bit-exact float helpers, and the stand-in's recorded API.
+
+Test modules share code only through this file (fixtures here reach every test; helpers are
+imported ``from tests.conftest import ...``), never by importing one another."""
+import contextlib
 import importlib.util
 import os
+import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,13 +16,28 @@ import pytest
 os.environ.setdefault("CUPY_CACHE_DIR", os.path.join(os.path.dirname(__file__), "..", ".pytest_cache", "cupy"))
 
 import gpugrad as gg  # noqa: E402
+from gpugrad.backend import Device  # noqa: E402
 from gpugrad.gradient_checker import compute_gradient, max_error  # noqa: E402
+from gpugrad.backend.cpu_fast import UINT_OF  # noqa: E402
+from gpugrad.ops.hot import HOT_GRADIENTS  # noqa: E402
 
 # The NumPy stand-in for CuPy: imported only by tests/test_gpu_paths_on_host.py's subprocess, never collected.
 collect_ignore = ["stand_in_cupy"]
 
 DEVICES = gg.devices()
 GPU_PRESENT = any(d.startswith("cuda") for d in DEVICES)
+
+
+@contextlib.contextmanager
+def swapped_cpu_formula(name, formula):
+    """Hot gradient ``name`` computes with ``formula`` on the CPU inside the block (a spy, in tests)."""
+    declaration = HOT_GRADIENTS[name]
+    original = declaration.cpu
+    object.__setattr__(declaration, "cpu", formula)  # declarations are frozen for users
+    try:
+        yield original
+    finally:
+        object.__setattr__(declaration, "cpu", original)
 
 
 def device_params():
@@ -100,3 +122,135 @@ def gradient_function(fn, n_inputs, seed=1):
         return total
 
     return second
+
+
+# --------------------------------------------------------------------------- the kernels' math, built for the host
+
+
+@pytest.fixture(scope="session")
+def host_workdir(tmp_path_factory):
+    """A folder for the kernels built for the host (skips, or fails where required, without a C++ compiler)."""
+    from gpugrad._tools.kernelcheck import host
+
+    if host.compiler() is None:
+        skip_or_fail(NO_CXX)
+    return tmp_path_factory.mktemp("host-kernels")
+
+
+class HostElementwiseKernel:
+    """Stands in for ``cupy.ElementwiseKernel``: same constructor and call, the host build inside."""
+
+    built = []
+
+    def __init__(self, in_params, out_params, operation, name, preamble):
+        from gpugrad._tools.kernelcheck import host
+        from gpugrad.backend import kernel_source
+
+        source = kernel_source.parse(preamble, name[len("gpugrad_"):])
+        assert (in_params, out_params, operation) == (source.in_params, source.out_params, source.operation)
+        self.source = source
+        self.host = host.build(source, HostElementwiseKernel.workdir)
+        HostElementwiseKernel.built.append(source.name)
+
+    def __call__(self, *args):
+        k = self.source
+        assert len(args) in (len(k.inputs), len(k.inputs) + len(k.outputs)), "wrong argument count"
+        inputs = dict(zip([p.name for p in k.inputs], args))
+        for p in k.inputs:
+            value = inputs[p.name]
+            if p.name in k.keyword_params:
+                assert np.ndim(value) == 0 and not isinstance(value, np.ndarray), f"{p.name} must be a scalar"
+            else:
+                assert isinstance(value, np.ndarray), f"{p.name} must be an array"
+                if p.raw:
+                    assert value.ndim == 1 and value.flags.c_contiguous, "raw arrays are passed flat"
+        arrays = [inputs[p.name] for p in k.array_inputs]
+        params = {name: inputs[name] for name in k.keyword_params}
+        out = self.host(*arrays, *args[len(k.inputs):], **params)
+        return out[0] if len(out) == 1 else out
+
+
+@pytest.fixture(scope="module")
+def stand_in_gpu(host_workdir):
+    """A Device named cuda:0 whose backend is the real CupyBackend over NumPy and host-built kernels."""
+    from gpugrad.backend import cupy_backend
+
+    fake = types.ModuleType("fake_cupy")
+    fake.__getattr__ = lambda name: getattr(np, name)
+    fake.ElementwiseKernel = HostElementwiseKernel
+    fake.cuda = types.SimpleNamespace(Device=lambda index: contextlib.nullcontext())
+    fake.asnumpy = np.asarray
+    HostElementwiseKernel.workdir = host_workdir
+    backend = object.__new__(cupy_backend.CupyBackend)
+    backend.xp, backend.array_type, backend._count = fake, np.ndarray, 1
+    backend._get_device = lambda: 0
+    backend._device_index = lambda array: 0
+    backend._kernels = {}
+    return Device("cuda:0", backend, 0)
+
+
+# --------------------------------------------------------------------------- bit-exact float data
+
+DTYPES = [np.float16, np.float32, np.float64]
+NAN_BITS = {  # quiet NaN with a payload, negative quiet NaN, signaling NaN
+    np.float16: [0x7E01, 0xFE23, 0x7C01],
+    np.float32: [0x7FC00001, 0xFFC12345, 0x7F800001],
+    np.float64: [0x7FF8000000000001, 0xFFF8000000012345, 0x7FF0000000000001],
+}
+
+
+def specials(dtype):
+    """The values an elementwise formula can get wrong, in ``dtype``."""
+    info = np.finfo(dtype)
+    tiny_sub = info.smallest_subnormal
+    values = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -2.0, np.inf, -np.inf, info.max, -info.max,
+                       info.tiny, -info.tiny, tiny_sub, -tiny_sub, info.tiny - tiny_sub, -(info.tiny - tiny_sub)],
+                      dtype=dtype)
+    nans = np.array(NAN_BITS[dtype], dtype=UINT_OF[np.dtype(dtype)]).view(dtype)
+    return np.concatenate([values, nans, np.array([np.nan], dtype)])
+
+
+def data(dtype, n, seed):
+    """``n`` values: every special value, then random ones of both signs and many scales."""
+    rng = np.random.default_rng(seed)
+    s = specials(dtype)
+    with np.errstate(over="ignore"):
+        rand = (rng.standard_normal(max(n - s.size, 0)) * 10.0 ** rng.integers(-6, 4, max(n - s.size, 0)))
+    return np.concatenate([s, rand.astype(dtype)])[:n]
+
+
+def bits(a):
+    a = np.asarray(a)
+    return a.view(UINT_OF[a.dtype])
+
+
+def assert_same(new, old):
+    """The same dtype, shape and bits, NaN payloads and zero signs included."""
+    new, old = np.asarray(new), np.asarray(old)
+    assert new.dtype == old.dtype and new.shape == old.shape
+    np.testing.assert_array_equal(bits(new), bits(old))
+
+
+# --------------------------------------------------------------------------- what the GPU tests ask of the stand-in CuPy
+
+API_FILE = Path(__file__).resolve().parent / "stand_in_cupy" / "api_used.txt"
+API_HEADER = ("# What gpugrad and its tests ask of cupy/cupyx in `pytest -m gpu` on the stand-in, recorded by\n"
+              "# tests/stand_in_cupy/cupy/_record.py (format there) and checked against the real CuPy by\n"
+              "# tests/test_stand_in_contract.py. Regenerate with GPUGRAD_STAND_IN_API_UPDATE=1:\n"
+              "#   pytest -q -p no:cacheprovider tests/test_gpu_paths_on_host.py -k pass_on_the_stand_in\n")
+
+
+def recorded_api(folder):
+    """The union of what every process of a recorded run wrote, as sorted lines."""
+    lines = set()
+    for path in Path(folder).glob("*.txt"):
+        lines.update(line for line in path.read_text().splitlines() if line)
+    return sorted(lines)
+
+
+def api_file_lines():
+    return [line for line in API_FILE.read_text().splitlines() if line and not line.startswith("#")]
+
+
+def write_api_file(lines):
+    API_FILE.write_text(API_HEADER + "".join(line + "\n" for line in lines))

@@ -1,8 +1,8 @@
 """The branch-free CPU formulas give np.where's bits exactly.
 
 NumPy 2.4's where branches per element (slow on a mask of mixed signs), so the
-hot CPU paths blend bits instead (``gpugrad.ops.base.select``, and ``dy``'s bits
-times the mask for a select against +0.0). Each is checked here against the
+hot CPU paths blend bits instead (``gpugrad.backend.cpu_fast``: ``select``,
+``select_or_zero``, ``split_by_mask``). Each is checked here against the
 np.where formula it replaced, bit for bit: NaNs with payloads and signs (a
 signaling one too), +-inf, +-0.0, subnormals, the largest finite values, random
 data; float16/32/64; broadcast shapes; 0-d arrays; masks below and above
@@ -15,34 +15,9 @@ import pytest
 
 import gpugrad as gg
 from gpugrad.ops import activations, arithmetic
-from gpugrad.ops.base import SELECT_MIN, UINT_OF, select
+from gpugrad.backend.cpu_fast import SELECT_MIN, select
 
-DTYPES = [np.float16, np.float32, np.float64]
-NAN_BITS = {  # quiet NaN with a payload, negative quiet NaN, signaling NaN
-    np.float16: [0x7E01, 0xFE23, 0x7C01],
-    np.float32: [0x7FC00001, 0xFFC12345, 0x7F800001],
-    np.float64: [0x7FF8000000000001, 0xFFF8000000012345, 0x7FF0000000000001],
-}
-
-
-def specials(dtype):
-    """The values an elementwise formula can get wrong, in ``dtype``."""
-    info = np.finfo(dtype)
-    tiny_sub = info.smallest_subnormal
-    values = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -2.0, np.inf, -np.inf, info.max, -info.max,
-                       info.tiny, -info.tiny, tiny_sub, -tiny_sub, info.tiny - tiny_sub, -(info.tiny - tiny_sub)],
-                      dtype=dtype)
-    nans = np.array(NAN_BITS[dtype], dtype=UINT_OF[np.dtype(dtype)]).view(dtype)
-    return np.concatenate([values, nans, np.array([np.nan], dtype)])
-
-
-def data(dtype, n, seed):
-    """``n`` values: every special value, then random ones of both signs and many scales."""
-    rng = np.random.default_rng(seed)
-    s = specials(dtype)
-    with np.errstate(over="ignore"):
-        rand = (rng.standard_normal(max(n - s.size, 0)) * 10.0 ** rng.integers(-6, 4, max(n - s.size, 0)))
-    return np.concatenate([s, rand.astype(dtype)])[:n]
+from .conftest import DTYPES, assert_same, data, specials  # shared bit-exact helpers
 
 
 def pairs(dtype, seed=0):
@@ -50,18 +25,6 @@ def pairs(dtype, seed=0):
     s = specials(dtype)
     a, b = np.repeat(s, s.size), np.tile(s, s.size)
     return np.concatenate([a, data(dtype, SELECT_MIN, seed)]), np.concatenate([b, data(dtype, SELECT_MIN, seed + 1)])
-
-
-def bits(a):
-    a = np.asarray(a)
-    return a.view(UINT_OF[a.dtype])
-
-
-def assert_same(new, old):
-    """The same dtype, shape and bits, NaN payloads and zero signs included."""
-    new, old = np.asarray(new), np.asarray(old)
-    assert new.dtype == old.dtype and new.shape == old.shape
-    np.testing.assert_array_equal(bits(new), bits(old))
 
 
 def shapes(dtype, seed=0):
@@ -165,8 +128,8 @@ def test_leaky_relu_grad(dtype):
     with np.errstate(all="ignore"):
         for x, dy in shapes(dtype):
             for alpha in ALPHAS:
-                assert_same(activations._leaky_relu_grad_cpu(x, dy, alpha), leaky_relu_grad_where(x, dy, alpha))
-                assert_same(activations._leaky_relu_grad_cpu(dy, x, alpha), leaky_relu_grad_where(dy, x, alpha))
+                assert_same(activations._leaky_relu_grad_cpu(x, dy, alpha=alpha), leaky_relu_grad_where(x, dy, alpha))
+                assert_same(activations._leaky_relu_grad_cpu(dy, x, alpha=alpha), leaky_relu_grad_where(dy, x, alpha))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -174,14 +137,14 @@ def test_elu_grad(dtype):
     with np.errstate(all="ignore"):
         for x, dy in shapes(dtype):
             for alpha in ALPHAS + [np.inf, np.nan]:
-                assert_same(activations._elu_grad_cpu(x, dy, alpha), elu_grad_where(x, dy, alpha))
-                assert_same(activations._elu_grad_cpu(dy, x, alpha), elu_grad_where(dy, x, alpha))
+                assert_same(activations._elu_grad_cpu(x, dy, alpha=alpha), elu_grad_where(x, dy, alpha))
+                assert_same(activations._elu_grad_cpu(dy, x, alpha=alpha), elu_grad_where(dy, x, alpha))
 
 
 def test_elu_grad_of_a_float16_x_and_a_float32_dy():
     x, dy = data(np.float16, 4096, 7), data(np.float32, 4096, 8)
     with np.errstate(all="ignore"):
-        assert_same(activations._elu_grad_cpu(x, dy, 0.5), elu_grad_where(x, dy, 0.5))
+        assert_same(activations._elu_grad_cpu(x, dy, alpha=0.5), elu_grad_where(x, dy, 0.5))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -210,7 +173,7 @@ def test_clip_grad(dtype):
                     old = clip_grad_where(x, dy, lo, hi)
                 except ValueError:  # a (64, 1) bound against a flat x
                     continue
-                assert_same(arithmetic._clip_grad_cpu(x, dy, lo, hi), old)
+                assert_same(arithmetic._clip_grad_cpu(x, dy, lo=lo, hi=hi), old)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -20,7 +20,7 @@ def test_info_prints_version_devices_backends_and_op_count(capsys):
     assert f"devices: {', '.join(gg.devices())}" in out
     assert f"numpy {np.__version__}" in out
     assert "cupy" in out  # its version and GPUs, or why there is no GPU
-    assert f"default device: {gg.default_device().name}" in out
+    assert f"default device: {gg.default_device()}" in out
     assert f"ops: {len(gg.registered_ops())} with registered gradients" in out
 
 
@@ -34,9 +34,11 @@ def test_info_counts_the_fused_kernels_and_the_compiled_kernel_cache(tmp_path, m
     monkeypatch.setenv("CUPY_CACHE_DIR", str(cache))
     assert main(["info"]) == 0
     out = capsys.readouterr().out
-    assert f"fused kernels: {len(kernel_source.names())} shipped in {kernel_source.kernels_dir()}" in out
+    files = len(kernel_source.names(kernel_source.kernels_dir()))
+    assert (f"fused kernels: {len(kernel_source.names())} ({files} files in {kernel_source.kernels_dir()}, "
+            f"{len(kernel_source.names()) - files} generated from declared expressions)") in out
     assert f"kernel cache: {cache} (3 compiled kernel files)" in out
-    assert f"default device: {gg.default_device().name} ({gg.default_device().backend.name} backend)" in out
+    assert f"default device: {gg.default_device()} ({gg.get_device(None).backend.name} backend)" in out
 
 
 def test_info_kernel_cache_defaults_to_the_home_folder(monkeypatch, tmp_path):

@@ -35,7 +35,7 @@ PROGRAM = textwrap.dedent("""
         with gg.GradientTape() as tape:
             loss = gg.sum(gg.tanh(x * w))
         gg.optimizers.SGD(0.1).apply_gradients([(tape.gradient(loss, w), w)])
-        devices, available, default = gg.devices(), gg.cuda_available(), gg.default_device().name
+        devices, available, default = gg.devices(), gg.cuda_available(), gg.default_device()
         for spec in ("cuda", "cuda:0", "gpu"):
             try:
                 gg.tensor([1.0], device=spec)

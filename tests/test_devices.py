@@ -42,9 +42,20 @@ def test_devices_is_only_the_cpu_without_a_gpu():
     assert gg.cuda_available() is False
 
 
+def test_devices_and_default_device_are_names_of_one_type():
+    # Devices are strings (DESIGN.md): the list, the default and Tensor.device agree.
+    listed, default = gg.devices(), gg.default_device()
+    assert all(type(name) is str for name in listed) and type(default) is str
+    assert default in listed
+    assert gg.tensor(1.0).device == default
+    assert gg.get_device(default) is gg.get_device(None)
+    with gg.device("cpu") as dev:
+        assert gg.default_device() == "cpu" == dev.name
+
+
 def test_tensors_go_to_the_cpu_here_by_default():
     if NO_GPU:
-        assert default_device() is CPU
+        assert default_device() == "cpu" and get_device(None) is CPU
         assert gg.tensor(1.0).device == "cpu"
     assert gg.tensor(1.0, device="cpu").device == "cpu"
 
@@ -59,14 +70,14 @@ def test_with_device_sets_the_default_and_restores_it():
     before = default_device()
     with gg.device("cpu") as dev:
         assert dev is CPU
-        assert default_device() is CPU
+        assert default_device() == "cpu"
         assert gg.tensor([1.0]).device == "cpu"
         assert gg.ones((2,)).device == "cpu"
         with gg.device(FAKE):
             assert gg.tensor([1.0]).device == "fake:1"
             assert gg.zeros((2,)).device == "fake:1"
         assert gg.tensor([1.0]).device == "cpu"
-    assert default_device() is before
+    assert default_device() == before
 
 
 def test_with_device_is_restored_after_an_exception():
@@ -74,7 +85,7 @@ def test_with_device_is_restored_after_an_exception():
     with pytest.raises(KeyError):
         with gg.device(FAKE):
             raise KeyError("boom")
-    assert default_device() is before
+    assert default_device() == before
 
 
 def test_explicit_device_beats_the_with_block():
@@ -84,7 +95,7 @@ def test_explicit_device_beats_the_with_block():
 
 def test_gpugrad_device_environment_variable():
     code = ("import gpugrad as gg; "
-            "print(gg.default_device().name, gg.tensor([1.0]).device, gg.Variable(1.0).device)")
+            "print(gg.default_device(), gg.tensor([1.0]).device, gg.Variable(1.0).device)")
     rc, out, err = run_python(code, GPUGRAD_DEVICE="cpu")
     assert rc == 0, err
     assert out == "cpu cpu cpu"

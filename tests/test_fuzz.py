@@ -35,6 +35,7 @@ from hypothesis.extra import numpy as hnp
 
 import gpugrad as gg
 from gpugrad.errors import GpugradError
+from gpugrad.ops.hot import HOT_GRADIENTS
 
 EXAMPLES = int(os.environ.get("GPUGRAD_FUZZ_EXAMPLES", "30"))  # more to search harder
 DEVICE = os.environ.get("GPUGRAD_FUZZ_DEVICE", "cpu")  # "cuda" on a GPU machine, by hand
@@ -290,20 +291,15 @@ def test_binary_ops_broadcast_and_promote_as_numpy_does(name):
     fuzz(make)()
 
 
-FUSED_GRADIENTS = {name: getattr(gg.ops, name) for name in [
-    "square_grad", "sqrt_grad", "rsqrt_grad", "reciprocal_grad", "exp_grad", "log_grad", "tanh_grad",
-    "sigmoid_grad", "relu_grad", "leaky_relu_grad", "elu_grad", "softplus_grad", "gelu_grad", "abs_grad",
-    "div_grad", "pow_grad", "maximum_grad", "minimum_grad"]}
-FUSED_GRADIENTS["clip_grad"] = lambda x, dy: gg.ops.clip_grad(x, dy, -1.0, 1.0)
-
-
-@pytest.mark.parametrize("name", list(FUSED_GRADIENTS))
+@pytest.mark.parametrize("name", list(HOT_GRADIENTS))
 def test_fused_gradient_ops_compute_or_raise_and_have_gradients(name):
-    fn = FUSED_GRADIENTS[name]
-    arity = 3 if name in ("div_grad", "pow_grad", "maximum_grad", "minimum_grad") else 2
+    h = HOT_GRADIENTS[name]
+
+    def fn(*tensors):
+        return h.function(*tensors, **h.check.params)
 
     def make(data):
-        return Case([array(data, s) for s in broadcastable_shapes(data, arity)], fn)
+        return Case([array(data, s) for s in broadcastable_shapes(data, len(h.inputs))], fn)
 
     fuzz(make)()
 

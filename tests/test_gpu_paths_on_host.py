@@ -31,8 +31,7 @@ import textwrap
 import pytest
 
 from gpugrad._tools.kernelcheck import host
-from tests.conftest import NO_CXX, skip_or_fail
-from tests.test_stand_in_contract import API_FILE, api_file_lines, recorded_api, write_api_file
+from tests.conftest import API_FILE, NO_CXX, api_file_lines, recorded_api, skip_or_fail, write_api_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STAND_IN = os.path.join(ROOT, "tests", "stand_in_cupy")

@@ -102,3 +102,46 @@ def test_the_cycle_finder_sees_a_cycle_through_an_import_inside_a_function():
     graph["gpugrad._sweep"] = graph["gpugrad._sweep"] | {"gpugrad.tape"}
     (component,) = cycles(graph)
     assert {"gpugrad._sweep", "gpugrad.tape", "gpugrad.jacobians"} <= set(component)
+
+
+# --------------------------------------------------------------------------- tests share code through conftest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SUITE_DIRS = [os.path.join(REPO, "tests"), os.path.join(REPO, "benchmarks")]
+
+
+def imported_test_modules(source):
+    """``[(line, name)]`` of the test modules (``test_*``) that ``source`` imports, anywhere in it."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            parts = (node.module or "").split(".")
+            if any(p.startswith("test_") for p in parts):
+                found.append((node.lineno, node.module))
+            else:  # from tests import test_x, from . import test_x
+                found += [(node.lineno, alias.name) for alias in node.names if alias.name.startswith("test_")]
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names
+                      if any(p.startswith("test_") for p in alias.name.split("."))]
+    return found
+
+
+def test_no_test_module_imports_another():
+    # Fixtures in conftest.py reach every test; helpers are imported from tests.conftest.
+    assert os.path.isfile(os.path.join(REPO, "tests", "conftest.py"))
+    found = []
+    for top in SUITE_DIRS:
+        for folder, _, files in os.walk(top):
+            for name in sorted(files):
+                if name.endswith(".py") and name != "conftest.py":
+                    path = os.path.join(folder, name)
+                    found += [f"{os.path.relpath(path, REPO)}:{line} imports {module}"
+                              for line, module in imported_test_modules(open(path, encoding="utf-8").read())]
+    assert not found, "move what these share into tests/conftest.py:\n" + "\n".join(found)
+
+
+def test_the_test_import_check_sees_every_spelling():
+    source = ("from tests.test_kernels import stand_in_gpu\nfrom .test_branch_free import data\n"
+              "from . import test_cli\nimport tests.test_nn\nfrom tests.conftest import data\n"
+              "def f():\n    from tests import test_gpu\n")
+    assert sorted(line for line, _ in imported_test_modules(source)) == [1, 2, 3, 4, 7]

@@ -12,14 +12,12 @@ Each check is shown to fail on a deliberately broken kernel. With
 ``GPUGRAD_REQUIRE_KERNELCHECK=1`` (CI sets it) a missing CuPy or C++ compiler
 fails these tests instead of skipping them.
 """
-import contextlib
 import importlib.util
 import os
 import re
 import shutil
 import subprocess
 import sys
-import types
 import zipfile
 from pathlib import Path
 
@@ -27,23 +25,23 @@ import numpy as np
 import pytest
 
 import gpugrad as gg
-from gpugrad.backend import Device, cupy_backend, kernel_source
+from gpugrad.backend import kernel_source
 from gpugrad._tools.kernelcheck import cases, host, nvrtc
+from gpugrad.ops.hot import HOT_GRADIENTS
 
-from .conftest import HAVE_CUPY, NO_CUPY, NO_CXX, needs_cupy, skip_or_fail  # noqa: F401 - shared
+from .conftest import HAVE_CUPY, NO_CUPY, HostElementwiseKernel, needs_cupy, skip_or_fail  # noqa: F401 - shared
 
 ROOT = Path(__file__).resolve().parent.parent
-KERNELS = kernel_source.names()
-# The fused kernels gpugrad dispatches to; each must exist as kernels/<name>.cu.
-REQUIRED = ["log_grad", "square_grad", "exp_grad", "sqrt_grad", "rsqrt_grad", "reciprocal_grad", "div_grad",
-            "pow_grad", "sigmoid_grad", "tanh_grad", "relu_grad", "leaky_relu_grad", "elu_grad", "softplus_grad",
-            "gelu_grad", "abs_grad", "maximum_grad", "minimum_grad", "clip_grad", "softmax_cross_entropy_grad",
-            "sgd_momentum_update", "adam_update"]
+KERNELS = kernel_source.names()  # the files in kernels/ and the kernels generated from declarations
+FILES = kernel_source.names(kernel_source.kernels_dir())
+# The fused kernels that are not hot gradients: losses.py and the optimizers call them by name.
+NOT_HOT = {"softmax_cross_entropy_grad", "sgd_momentum_update", "adam_update"}
+TANH_LINE = "return T((dy * (A(1) - (y * y))));"  # the CUDA that tanh_grad's declared math becomes
 
 
 def broken_copy(tmp_path, name, old, new):
-    """A kernels folder holding only ``name``, with ``old`` replaced by ``new`` in its source."""
-    text = (kernel_source.kernels_dir() / f"{name}.cu").read_text()
+    """A kernels folder holding only ``name`` (a file, or the generated source), with ``old`` replaced by ``new``."""
+    text = kernel_source.load(name).source
     assert old in text
     folder = tmp_path / "kernels"
     folder.mkdir()
@@ -54,16 +52,19 @@ def broken_copy(tmp_path, name, old, new):
 # ---------------------------------------------------------------- the files
 
 
-def test_every_required_kernel_has_a_file_and_a_case():
-    assert sorted(set(REQUIRED) - set(KERNELS)) == []
+def test_every_hot_gradient_has_a_kernel_and_every_kernel_a_case():
+    assert set(KERNELS) == set(HOT_GRADIENTS) | NOT_HOT
     assert sorted(set(KERNELS) - set(cases.CASES)) == [], "kernels with no case in gpugrad/_tools/kernelcheck/cases.py"
-    assert sorted(set(cases.CASES) - set(KERNELS)) == [], "cases with no kernel file"
+    assert sorted(set(cases.CASES) - set(KERNELS)) == [], "cases with no kernel"
+    generated = {name for name, h in HOT_GRADIENTS.items() if h.generated}
+    assert set(FILES) == set(KERNELS) - generated, "a generated kernel has no file; every other kernel has one"
 
 
 @pytest.mark.parametrize("name", KERNELS)
 def test_kernel_file_declares_its_signature(name):
     k = kernel_source.load(name)
-    assert k.path == kernel_source.kernels_dir() / f"{name}.cu"
+    assert k.path == (kernel_source.kernels_dir() / f"{name}.cu" if name in FILES else None)
+    assert k.source.count("#ifndef GPUGRAD_PRELUDE") == 1, "the shared prelude, once, after the header"
     assert re.search(rf"__device__[^;{{]*\b{name}\s*\(", k.source), "no __device__ function named after the file"
     assert f"{name}(" in k.operation, "the operation must call the kernel's __device__ function"
     assert k.bindings() and all("T" in b for b in k.bindings())
@@ -107,7 +108,7 @@ def test_wheel_ships_every_kernel_and_every_subpackage(tmp_path):
     (wheel,) = (tmp_path / "dist").glob("gpugrad-*.whl")
     listed = zipfile.ZipFile(wheel).namelist()
     shipped = sorted(n.split("/")[-1] for n in listed if n.startswith("gpugrad/kernels/") and n.endswith(".cu"))
-    assert shipped == sorted(f"{n}.cu" for n in KERNELS)
+    assert shipped == sorted(f"{n}.cu" for n in FILES)
     packages = sorted(str(p.parent.relative_to(ROOT)) for p in (ROOT / "gpugrad").rglob("__init__.py"))
     missing = [p for p in packages if f"{p}/__init__.py" not in listed]
     assert not missing, f"subpackages missing from the wheel (add them to [tool.setuptools] packages): {missing}"
@@ -117,10 +118,10 @@ def test_installed_layout_is_found_first(tmp_path, monkeypatch):
     """In a wheel the kernels sit in gpugrad/kernels/; the loader looks there before ../kernels."""
     fake_package = tmp_path / "gpugrad"
     (fake_package / "kernels").mkdir(parents=True)
-    shutil.copy(ROOT / "kernels" / "tanh_grad.cu", fake_package / "kernels")
+    shutil.copy(ROOT / "kernels" / "div_grad.cu", fake_package / "kernels")
     monkeypatch.setattr(kernel_source, "_PACKAGE_DIR", fake_package)
     assert kernel_source.kernels_dir() == fake_package / "kernels"
-    assert kernel_source.names() == ["tanh_grad"]
+    assert kernel_source.names(kernel_source.kernels_dir()) == ["div_grad"]
 
 
 # ---------------------------------------------------------------- NVRTC, for sm_90, as CuPy compiles
@@ -150,7 +151,7 @@ def test_kernel_compiles_with_nvrtc_for_sm90(nvrtc_results, name):
 
 def test_a_broken_kernel_fails_the_nvrtc_check_with_the_compilers_message(tmp_path):
     needs_cupy()
-    folder = broken_copy(tmp_path, "tanh_grad", "return T(dy * (A(1) - y * y));", "return T(dy * (A(1) - xx));")
+    folder = broken_copy(tmp_path, "tanh_grad", TANH_LINE, "return T(dy * (A(1) - xx));")
     code, results, stderr = nvrtc.run_in_subprocess(folder, ["tanh_grad"], jobs=1)
     assert code == 1, stderr
     assert results and not any(r["ok"] for r in results)
@@ -182,13 +183,6 @@ def test_cubin_architecture_is_read_from_the_elf_header():
 # ---------------------------------------------------------------- the math, on the host
 
 
-@pytest.fixture(scope="session")
-def host_workdir(tmp_path_factory):
-    if host.compiler() is None:
-        skip_or_fail(NO_CXX)
-    return tmp_path_factory.mktemp("host-kernels")
-
-
 @pytest.mark.slow  # compiles or builds: seconds
 @pytest.mark.parametrize("name", KERNELS)
 def test_kernel_math_matches_the_cpu_path(host_workdir, name):
@@ -212,7 +206,7 @@ def test_sgd_nesterov_matches_its_reference(host_workdir):
 
 
 def test_a_wrong_formula_fails_the_host_check(host_workdir, tmp_path):
-    folder = broken_copy(tmp_path, "tanh_grad", "return T(dy * (A(1) - y * y));", "return T(dy * (A(1) + y * y));")
+    folder = broken_copy(tmp_path, "tanh_grad", TANH_LINE, "return T(dy * (A(1) + y * y));")
     results = host.check_kernel("tanh_grad", folder, workdir=host_workdir)
     assert results and not any(r["ok"] for r in results)
     assert "ulps" in results[0]["error"]
@@ -220,13 +214,13 @@ def test_a_wrong_formula_fails_the_host_check(host_workdir, tmp_path):
 
 def test_a_last_bit_difference_fails_an_exact_kernel(host_workdir, tmp_path):
     # dy (1 - y^2) computed as dy - dy y^2 differs in the last bits only: an exact kernel must still fail
-    folder = broken_copy(tmp_path, "tanh_grad", "return T(dy * (A(1) - y * y));", "return T(dy - dy * y * y);")
+    folder = broken_copy(tmp_path, "tanh_grad", TANH_LINE, "return T(dy - dy * y * y);")
     results = {r["dtypes"]: r for r in host.check_kernel("tanh_grad", folder, workdir=host_workdir)}
     assert not results["T=float32"]["ok"] and not results["T=float64"]["ok"]
 
 
 def test_a_host_compile_error_is_reported(host_workdir, tmp_path):
-    folder = broken_copy(tmp_path, "tanh_grad", "return T(dy * (A(1) - y * y));", "return T(dy * (A(1) - xx));")
+    folder = broken_copy(tmp_path, "tanh_grad", TANH_LINE, "return T(dy * (A(1) - xx));")
     (result,) = host.check_kernel("tanh_grad", folder, workdir=host_workdir)
     assert not result["ok"] and "xx" in result["error"] and "tanh_grad.cu" in result["error"]
 
@@ -255,53 +249,6 @@ def test_ulp_distance():
 
 
 # ---------------------------------------------------------------- the CuPy backend, on a stand-in GPU
-
-
-class HostElementwiseKernel:
-    """Stands in for ``cupy.ElementwiseKernel``: same constructor and call, the host build inside."""
-
-    built = []
-
-    def __init__(self, in_params, out_params, operation, name, preamble):
-        source = kernel_source.parse(preamble, name[len("gpugrad_"):])
-        assert (in_params, out_params, operation) == (source.in_params, source.out_params, source.operation)
-        self.source = source
-        self.host = host.build(source, HostElementwiseKernel.workdir)
-        HostElementwiseKernel.built.append(source.name)
-
-    def __call__(self, *args):
-        k = self.source
-        assert len(args) in (len(k.inputs), len(k.inputs) + len(k.outputs)), "wrong argument count"
-        inputs = dict(zip([p.name for p in k.inputs], args))
-        for p in k.inputs:
-            value = inputs[p.name]
-            if p.name in k.keyword_params:
-                assert np.ndim(value) == 0 and not isinstance(value, np.ndarray), f"{p.name} must be a scalar"
-            else:
-                assert isinstance(value, np.ndarray), f"{p.name} must be an array"
-                if p.raw:
-                    assert value.ndim == 1 and value.flags.c_contiguous, "raw arrays are passed flat"
-        arrays = [inputs[p.name] for p in k.array_inputs]
-        params = {name: inputs[name] for name in k.keyword_params}
-        out = self.host(*arrays, *args[len(k.inputs):], **params)
-        return out[0] if len(out) == 1 else out
-
-
-@pytest.fixture(scope="module")
-def stand_in_gpu(host_workdir):
-    """A Device named cuda:0 whose backend is the real CupyBackend over NumPy and host-built kernels."""
-    fake = types.ModuleType("fake_cupy")
-    fake.__getattr__ = lambda name: getattr(np, name)
-    fake.ElementwiseKernel = HostElementwiseKernel
-    fake.cuda = types.SimpleNamespace(Device=lambda index: contextlib.nullcontext())
-    fake.asnumpy = np.asarray
-    HostElementwiseKernel.workdir = host_workdir
-    backend = object.__new__(cupy_backend.CupyBackend)
-    backend.xp, backend.array_type, backend._count = fake, np.ndarray, 1
-    backend._get_device = lambda: 0
-    backend._device_index = lambda array: 0
-    backend._kernels = {}
-    return Device("cuda:0", backend, 0)
 
 
 OP_CASES = [n for n in KERNELS if isinstance(cases.CASES[n].reference, cases.OpReference)]

@@ -18,7 +18,6 @@ from gpugrad.optimizers import kernels_ref
 from gpugrad.optimizers import AdaGrad, Adam, AdamW, RMSProp, SGD, schedules
 from gpugrad.recorder import active_tapes
 from tests.conftest import device_params
-from tests.test_kernels import host_workdir, stand_in_gpu  # noqa: F401 - fixtures
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 NO_TORCH = "PyTorch is not installed: the same steps are checked by hand above"
@@ -191,7 +190,7 @@ def test_sgd_in_the_gradients_buffer_gives_the_same_bits(dtype, weight_decay):
     """p += (-lr) g, in g's buffer, is p -= lr g to the bit: specials, signed zeros, lr 0 included."""
     from gpugrad.backend import CPU
     from gpugrad.optimizers import updates
-    from tests.test_branch_free import data
+    from tests.conftest import data
 
     with np.errstate(all="ignore"):
         for lr in (0.1, 0.0, 3.0):

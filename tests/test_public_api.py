@@ -26,7 +26,7 @@ PUBLIC = [
     'no_gradient', 'ones', 'ones_like', 'ops', 'optimizers', 'pad', 'power', 'prod', 'random',
     'raw_ops', 'reciprocal', 'record_operation', 'registered_ops', 'relu', 'reshape', 'rsqrt', 'save',
     'set_num_threads', 'sigmoid', 'sigmoid_cross_entropy', 'sign', 'sin', 'softmax',
-    'softmax_cross_entropy', 'softplus', 'split', 'sqrt', 'square', 'squeeze', 'stack', 'std',
+    'softmax_cross_entropy', 'softplus', 'softsign', 'split', 'sqrt', 'square', 'squeeze', 'stack', 'std',
     'stop_gradient', 'subtract', 'sum', 'take', 'tanh', 'tensor', 'tensordot', 'transpose',
     'value_and_grad', 'var', 'vjp', 'where', 'zeros', 'zeros_like',
 ]
@@ -35,7 +35,7 @@ RAW_OPS = [
     'abs_grad', 'avg_pool2d_grad', 'clip_grad', 'conv2d_backprop_filter', 'conv2d_backprop_input',
     'div_grad', 'elu_grad', 'exp_grad', 'gelu_grad', 'getitem_grad', 'leaky_relu_grad', 'log_grad',
     'max_pool2d_grad', 'maximum_grad', 'minimum_grad', 'pow_grad', 'reciprocal_grad', 'relu_grad',
-    'rsqrt_grad', 'sigmoid_grad', 'softmax_cross_entropy_grad', 'softplus_grad', 'sqrt_grad',
+    'rsqrt_grad', 'sigmoid_grad', 'softmax_cross_entropy_grad', 'softplus_grad', 'softsign_grad', 'sqrt_grad',
     'square_grad', 'tanh_grad',
 ]
 

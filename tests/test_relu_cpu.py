@@ -1,6 +1,6 @@
 """relu's CPU formula gives ``np.maximum(x, 0)``'s bits exactly, on every path.
 
-``activations.relu_cpu`` compares large C-contiguous arrays with a row of
+``gpugrad.backend.cpu_fast.relu`` compares large C-contiguous arrays with a row of
 zeros (NumPy's vector loop) instead of the scalar 0 (its element-by-element
 loop). Checked here bit for bit against ``np.maximum(x, 0)``: every special
 value (NaN payloads and signs, +-0.0, +-inf, subnormals), float16/32/64, sizes
@@ -12,10 +12,11 @@ import numpy as np
 import pytest
 
 import gpugrad as gg
-from gpugrad.ops import activations
-from gpugrad.ops.activations import _ZERO_ROW, relu_cpu
+from gpugrad.backend import cpu_fast
+from gpugrad.backend.cpu_fast import _ZERO_ROW
+from gpugrad.backend.cpu_fast import relu as relu_cpu
 
-from .test_branch_free import DTYPES, assert_same, data
+from .conftest import DTYPES, assert_same, data
 
 SIZES = [0, 1, 100, _ZERO_ROW - 1, _ZERO_ROW, _ZERO_ROW + 1, 3 * _ZERO_ROW + 77, 1 << 16]
 
@@ -67,7 +68,7 @@ def test_ints_take_numpys_own_path():
 
 
 def test_the_zero_rows_are_read_only():
-    row = activations._zero_row(np.dtype(np.float32))
+    row = cpu_fast._zero_row(np.dtype(np.float32))
     assert not row.flags.writeable and not row.any()
 
 

@@ -38,12 +38,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import skip_or_fail
+from tests.conftest import API_FILE, api_file_lines, skip_or_fail
 
 ROOT = Path(__file__).resolve().parent.parent
 STAND_IN = ROOT / "tests" / "stand_in_cupy"
 NAMES_FILE = STAND_IN / "cupy_14.2.0_names.txt"
-API_FILE = STAND_IN / "api_used.txt"
 CUPY_VERSION = "14.2.0"
 
 # The real CuPy's namespaces the stand-in stands in for: a module's public names, a class's names and dunders.
@@ -108,6 +107,7 @@ def write_names_file():
 
 
 # --- the recorded API ---------------------------------------------------------------
+# API_FILE is read and written by helpers in tests/conftest.py, which test_gpu_paths_on_host.py shares.
 
 _CALL = re.compile(r"^([\w.]+)\((.*)\)$")
 
@@ -128,28 +128,6 @@ def read_api(lines):
         else:
             present.add(line)
     return present, absent, calls
-
-
-def recorded_api(folder):
-    """The union of what every process of a recorded run wrote, as sorted lines."""
-    lines = set()
-    for path in Path(folder).glob("*.txt"):
-        lines.update(line for line in path.read_text().splitlines() if line)
-    return sorted(lines)
-
-
-def api_file_lines():
-    return [line for line in API_FILE.read_text().splitlines() if line and not line.startswith("#")]
-
-
-API_HEADER = ("# What gpugrad and its tests ask of cupy/cupyx in `pytest -m gpu` on the stand-in, recorded by\n"
-              "# tests/stand_in_cupy/cupy/_record.py (format there) and checked against the real CuPy by\n"
-              "# tests/test_stand_in_contract.py. Regenerate with GPUGRAD_STAND_IN_API_UPDATE=1:\n"
-              "#   pytest -q -p no:cacheprovider tests/test_gpu_paths_on_host.py -k pass_on_the_stand_in\n")
-
-
-def write_api_file(lines):
-    API_FILE.write_text(API_HEADER + "".join(line + "\n" for line in lines))
 
 
 # --- signatures of the real CuPy's callables ----------------------------------------

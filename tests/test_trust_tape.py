@@ -10,21 +10,13 @@ import gpugrad as gg
 from gpugrad import registry
 from gpugrad.recorder import active_tapes
 from gpugrad._sweep import DONATE_MIN_SIZE
+from tests.conftest import HOT_GRADIENTS, swapped_cpu_formula
 
 LARGE = 2 * DONATE_MIN_SIZE  # above the size at which the sweep donates dy's buffer (64 Ki elements)
 
-# every fused gradient op of one saved tensor and dy, with an input domain where it is finite
-FUSED = {
-    "square_grad": (gg.ops.square_grad, 0.5, 2.0),
-    "sqrt_grad": (gg.ops.sqrt_grad, 0.5, 2.0),
-    "rsqrt_grad": (gg.ops.rsqrt_grad, 0.5, 2.0),
-    "reciprocal_grad": (gg.ops.reciprocal_grad, 0.5, 2.0),
-    "exp_grad": (gg.ops.exp_grad, 0.5, 2.0),
-    "log_grad": (gg.ops.log_grad, 0.5, 2.0),
-    "tanh_grad": (gg.ops.tanh_grad, -0.9, 0.9),
-    "sigmoid_grad": (gg.ops.sigmoid_grad, 0.1, 0.9),
-    "relu_grad": (gg.ops.relu_grad, -1.0, 1.0),
-}
+# every hot gradient of one saved tensor and dy (params at their defaults), drawn where its check draws
+FUSED = {h.name: (h.function, h.input_range(h.inputs[0]).low, h.input_range(h.inputs[0]).high)
+         for h in HOT_GRADIENTS.values() if len(h.inputs) == 2 and all(p in h.defaults for p in h.params)}
 
 
 @pytest.fixture(autouse=True)
@@ -95,7 +87,8 @@ def test_a_rule_declared_not_reading_outputs_that_reads_them_fails_clearly():
 
 def test_reuse_and_output_freeing_are_declarations_of_the_builtin_rules_only():
     assert registry.rules_donating_dy == {"Square", "Sqrt", "Rsqrt", "Reciprocal", "Exp", "Log", "Tanh",
-                                          "Sigmoid", "Relu"}
+                                          "Sigmoid", "Relu", "LeakyRelu", "Elu", "Softplus", "Softsign", "Gelu",
+                                          "Abs", "Clip"}
     for op_type in ("Exp", "Tanh", "Sigmoid", "Sqrt", "Relu", "Softmax"):
         assert op_type in registry.rules_reading_outputs
     user = [t for t in registry.rules if t.startswith("Trust")]
@@ -106,25 +99,19 @@ def test_reuse_and_output_freeing_are_declarations_of_the_builtin_rules_only():
 def test_a_builtin_rule_still_writes_into_a_free_dy():
     """Tanh declares donates_dy: its gradient lands in dy's own buffer (the speed W3/W4 keep)."""
     seen = {}
-    fused = gg.ops.activations._tanh_grad_cpu
+    fused = HOT_GRADIENTS["tanh_grad"].cpu
 
     def spy(y, dy, out=None):
         seen["out_is_dy"] = out is dy
         return fused(y, dy, out=out)
 
-    spy.writes_out = True
     x = gg.tensor(np.linspace(-1, 1, LARGE, dtype=np.float32))
     w = gg.tensor(np.full(LARGE, 2.0, np.float32))
-    original = gg.ops.activations._tanh_grad_cpu
-    gg.ops.activations._tanh_grad_cpu = spy
-    try:
-        with _one_thread():
-            with gg.GradientTape() as tape:
-                tape.watch(x)
-                loss = gg.sum(gg.tanh(x) * w)
-            g = tape.gradient(loss, x)
-    finally:
-        gg.ops.activations._tanh_grad_cpu = original
+    with swapped_cpu_formula("tanh_grad", spy), _one_thread():
+        with gg.GradientTape() as tape:
+            tape.watch(x)
+            loss = gg.sum(gg.tanh(x) * w)
+        g = tape.gradient(loss, x)
     assert seen == {"out_is_dy": True}
     np.testing.assert_allclose(g.numpy(), 2 * (1 - np.tanh(x.numpy()) ** 2), rtol=1e-6)
 

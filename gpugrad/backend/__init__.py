@@ -89,7 +89,7 @@ def get_device(spec):
         'cpu'
     """
     if spec is None:
-        return default_device()
+        return _current_default()
     if spec.__class__ is Device:
         return spec
     found = _devices.get(spec)
@@ -136,19 +136,29 @@ def _startup_default():
     return _start_default
 
 
-def default_device():
-    """The device new tensors go to: the innermost ``with gg.device(...)``,
-    else ``GPUGRAD_DEVICE``, else the first GPU, else the CPU.
-
-    Example:
-        >>> with device("cpu"):
-        ...     default_device().name
-        'cpu'
-    """
+def _current_default():
+    """The default :class:`Device` itself (what ``get_device(None)`` returns)."""
     stack = getattr(_local, "stack", None)
     if stack:
         return stack[-1]
     return _startup_default()
+
+
+def default_device():
+    """Name of the device new tensors go to: the innermost ``with gg.device(...)``,
+    else ``GPUGRAD_DEVICE``, else the first GPU, else the CPU.
+
+    A name, like ``devices()`` and ``Tensor.device``; ``get_device(None)`` gives
+    the :class:`Device` object.
+
+    Example:
+        >>> with device("cpu"):
+        ...     default_device()
+        'cpu'
+        >>> default_device() in devices()
+        True
+    """
+    return _current_default().name
 
 
 @contextlib.contextmanager

@@ -1,25 +1,29 @@
 """The CUDA source of the fused kernels and the signatures declared in it.
 
-Each file ``kernels/<name>.cu`` is valid CUDA on its own: a ``__device__``
-function plus a header of ``//`` lines that declares the ``ElementwiseKernel``
-built around it::
+A kernel is a ``__device__`` function plus a header of ``//`` lines that
+declares the ``ElementwiseKernel`` built around it::
 
-    // gpugrad-kernel: tanh_grad
-    // Gradient of tanh from its output y: dx = dy (1 - y^2).
-    // in_params:  T y, T dy
-    // out_params: T dx
-    // operation:  dx = tanh_grad(y, dy)
+    // gpugrad-kernel: div_grad
+    // Gradient of x / y, both parts in one pass.
+    // in_params:  T x, T y, T dy
+    // out_params: T gx, T gy
+    // operation:  div_grad(x, y, dy, gx, gy)
     // params:     (optional) in_params passed by keyword, e.g. alpha
     // dtypes:     T=float16,float32,float64
 
-The files ship inside the wheel as ``gpugrad/kernels/``; in a source checkout
-they are read from the top-level ``kernels/``. Pure Python: no CuPy needed.
+It is either a file ``kernels/<name>.cu`` (shipped inside the wheel as
+``gpugrad/kernels/``; in a source checkout read from the top-level
+``kernels/``), or generated from the expression of a hot gradient's declaration
+(:func:`from_expression`, :func:`register`; see :mod:`gpugrad.ops.hot`). Every
+kernel's source starts with :data:`PRELUDE` after its header: the compute type
+``gpugrad_acc<T>::type`` and ``gpugrad_where``. Pure Python: no CuPy needed.
 
 Example:
-    >>> k = load("tanh_grad")
+    >>> k = load("div_grad")
     >>> k.in_params, k.out_params, k.operation
-    ('T y, T dy', 'T dx', 'dx = tanh_grad(y, dy)')
+    ('T x, T y, T dy', 'T gx, T gy', 'div_grad(x, y, dy, gx, gy)')
 """
+import ast
 import dataclasses
 import functools
 import itertools
@@ -33,6 +37,20 @@ from ..errors import GpugradError
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent  # .../gpugrad
 _KEYS = ("in_params", "out_params", "operation", "params", "dtypes")
 _PARAM = re.compile(r"^(raw\s+)?([A-Za-z_][A-Za-z0-9_]*)\s+([A-Za-z_][A-Za-z0-9_]*)$")
+
+
+PRELUDE = """#ifndef GPUGRAD_PRELUDE
+#define GPUGRAD_PRELUDE
+// gpugrad_acc<T>::type is the type a kernel computes in: float for float16 and
+// float32 storage (float16 is converted once on load and rounded once on store),
+// double for float64.
+template <typename T> struct gpugrad_acc { typedef float type; };
+template <> struct gpugrad_acc<double> { typedef double type; };
+// where(c, a, b) of a kernel expression: a where c holds, else b (both are computed).
+template <typename A> __device__ __forceinline__ A gpugrad_where(bool c, A a, A b) { return c ? a : b; }
+#endif
+"""
+_generated = {}  # name -> source text of kernels generated from expressions
 
 
 class KernelSourceError(GpugradError, ValueError):
@@ -168,6 +186,9 @@ def parse(text, name, path=None):
             dtypes.append((letter, tuple(np.dtype(n).name for n in names.split(","))))
         except TypeError:
             raise KernelSourceError(f"{where}: unknown dtype in {item!r}") from None
+    if "GPUGRAD_PRELUDE" not in text:
+        body = "\n".join(lines[len(header):])
+        text = "\n".join(lines[:len(header)]) + "\n" + PRELUDE + body + ("\n" if not body.endswith("\n") else "")
     source = KernelSource(
         name=name, path=Path(path) if path else None, source=text, description=" ".join(description),
         in_params=fields["in_params"], out_params=fields["out_params"], operation=fields["operation"],
@@ -199,7 +220,7 @@ def kernels_dir():
     """The folder holding the ``.cu`` files: installed, else the source tree's.
 
     Example:
-        >>> (kernels_dir() / "tanh_grad.cu").is_file()
+        >>> (kernels_dir() / "div_grad.cu").is_file()
         True
     """
     for candidate in (_PACKAGE_DIR / "kernels", _PACKAGE_DIR.parent / "kernels"):
@@ -215,8 +236,9 @@ def names(directory=None):
         >>> "tanh_grad" in names()
         True
     """
-    folder = Path(directory) if directory is not None else kernels_dir()
-    return sorted(p.stem for p in folder.glob("*.cu"))
+    if directory is not None:
+        return sorted(p.stem for p in Path(directory).glob("*.cu"))
+    return sorted({p.stem for p in kernels_dir().glob("*.cu")} | set(_generated))
 
 
 @functools.lru_cache(maxsize=None)
@@ -234,4 +256,103 @@ def load(name, directory=None):
         >>> load("div_grad").outputs[1].name
         'gy'
     """
+    if directory is None and name in _generated:
+        return _parse_generated(name)
     return _load(name, str(directory) if directory is not None else str(kernels_dir()))
+
+
+@functools.lru_cache(maxsize=None)
+def _parse_generated(name):
+    return parse(_generated[name], name)
+
+
+def register(name, text):
+    """Add the generated kernel ``name`` with source ``text`` (see :func:`from_expression`).
+
+    A name may be registered once, and not where ``kernels/<name>.cu`` exists.
+
+    Example:
+        >>> "square_grad" in names()  # registered by its declaration in gpugrad.ops.math
+        True
+    """
+    if name in _generated and _generated[name] != text or (kernels_dir() / f"{name}.cu").exists():
+        raise KernelSourceError(f"kernel {name!r} is declared twice (a generated source and a file, or two sources)")
+    parse(text, name)  # a header that does not read fails here, at import, naming the kernel
+    _generated[name] = text
+
+
+# Python names in a kernel expression and the CUDA they become (abs: fabs of the compute type)
+_CUDA_CALLS = {"where": "gpugrad_where", "exp": "exp", "log": "log", "sqrt": "sqrt", "abs": "fabs"}
+_CUDA_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.BitAnd: "&&", ast.BitOr: "||",
+             ast.Gt: ">", ast.Lt: "<", ast.GtE: ">=", ast.LtE: "<=", ast.Eq: "==", ast.NotEq: "!="}
+
+
+def expression_names():
+    """The functions a kernel expression may call, beside + - * / and comparisons.
+
+    Example:
+        >>> expression_names()
+        ['abs', 'exp', 'log', 'sqrt', 'where']
+    """
+    return sorted(_CUDA_CALLS)
+
+
+def cuda_expression(expression, names):
+    """Python expression ``expression`` over ``names`` as CUDA in the compute type ``A``.
+
+    Numbers become ``A(...)`` so float math stays in float; ``&`` and ``|`` join
+    comparisons. Anything else is refused with the part that is not allowed.
+
+    Example:
+        >>> cuda_expression("dy * (1 - y * y)", ["y", "dy"])
+        '(dy * (A(1) - (y * y)))'
+    """
+    def emit(node):
+        if isinstance(node, ast.BinOp) and type(node.op) in _CUDA_OPS:
+            return f"({emit(node.left)} {_CUDA_OPS[type(node.op)]} {emit(node.right)})"
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return f"(-{emit(node.operand)})"
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _CUDA_OPS:
+            return f"({emit(node.left)} {_CUDA_OPS[type(node.ops[0])]} {emit(node.comparators[0])})"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _CUDA_CALLS \
+                and not node.keywords:
+            return f"{_CUDA_CALLS[node.func.id]}({', '.join(emit(a) for a in node.args)})"
+        if isinstance(node, ast.Name) and node.id in names:
+            return node.id
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            return f"A({node.value!r})"
+        raise KernelSourceError(f"kernel expression {expression!r}: cannot write {ast.unparse(node)!r} in CUDA "
+                                f"(numbers, {', '.join(names)}, + - * / & |, comparisons, {expression_names()})")
+
+    return emit(ast.parse(expression, mode="eval").body)
+
+
+def from_expression(name, description, inputs, expression, params=(), dtypes="float16,float32,float64"):
+    """The source of a one-output kernel ``name`` computing Python ``expression`` of ``inputs``.
+
+    ``inputs`` are the array names, ``params`` the keyword scalars (float64,
+    converted to the compute type once). The result is rounded to the storage
+    type once.
+
+    Example:
+        >>> print(from_expression("twice_grad", "Gradient of 2x.", ["x", "dy"], "2 * dy").splitlines()[2])
+        // in_params:  T x, T dy
+    """
+    in_params = ", ".join([f"T {n}" for n in inputs] + [f"float64 {p}" for p in params])
+    args = ", ".join(list(inputs) + list(params))
+    header = [f"// gpugrad-kernel: {name}", f"// {description}", f"// in_params:  {in_params}",
+              "// out_params: T dx", f"// operation:  dx = {name}({args})"]
+    if params:
+        header.append(f"// params:     {' '.join(params)}")
+    header.append(f"// dtypes:     T={dtypes}")
+    arguments = ", ".join([f"T {n}_" for n in inputs] + [f"double {p}_" for p in params])
+    loads = ", ".join([f"{n} = {n}_" for n in inputs] + [f"{p} = A({p}_)" for p in params])
+    body = [
+        "template <typename T>",
+        f"__device__ __forceinline__ T {name}({arguments}) {{",
+        "    typedef typename gpugrad_acc<T>::type A;",
+        f"    const A {loads};",
+        f"    return T({cuda_expression(expression, list(inputs) + list(params))});",
+        "}",
+    ]
+    return "\n".join(header) + "\n" + PRELUDE + "\n" + "\n".join(body) + "\n"

@@ -14,7 +14,9 @@ from .. import ops
 from ..tensor import Variable
 from . import init as _init
 
-_ACTIVATIONS = ("relu", "tanh", "sigmoid", "gelu", "elu", "softplus", "leaky_relu", "softmax", "log_softmax")
+# every op of ops.activations (its hot gradients aside), gelu beside erf, and the softmaxes of losses
+_ACTIVATIONS = tuple(name for name in ops.activations.__all__ if not name.endswith("_grad")) + \
+    ("gelu", "softmax", "log_softmax")
 
 
 def integer(value, name, layer, minimum=None):

@@ -4,9 +4,11 @@ Modules, in the order data flows through them: ``base`` (shared helpers),
 ``creation``, ``arithmetic``, ``math``, ``activations``, ``special`` (erf,
 gelu), ``shape``, ``reductions``, ``indexing``, ``linalg``, ``losses``,
 ``control`` (stop_gradient), ``dense_layer`` (dense: a fully connected layer as one op), ``conv``,
-``pool``, ``nn_ops`` (dropout, embedding, layer_norm, batch_norm). Each lists its public ops in ``__all__`` and its
-Tensor methods in ``TENSOR_METHODS``; importing this package registers every
-gradient and installs the operators and methods on :class:`gpugrad.Tensor`.
+``pool``, ``nn_ops`` (dropout, embedding, layer_norm, batch_norm). Each ends with
+``__all__ = public_ops(globals())`` (its functions without a leading ``_``) and lists its
+Tensor methods in ``TENSOR_METHODS``; ``hot`` holds the declarations of the hot
+gradients (:data:`~gpugrad.ops.hot.HOT_GRADIENTS`). Importing this package registers
+every gradient and installs the operators and methods on :class:`gpugrad.Tensor`.
 """
 from . import (activations, arithmetic, control, conv, creation, dense_layer, indexing, linalg, losses, math,
                nn_ops, pool, reductions, shape, special)

@@ -13,12 +13,11 @@ import numpy as np
 from ..errors import ShapeError
 from ..registry import NotDifferentiable, RegisterGradient
 from ..tensor import Tensor
+from ..backend import cpu_fast
+from ..backend.cpu_fast import CHEAP
+from .base import CPU, ONE, ZERO, binary, binary_error, emit, public_ops, unary
+from .hot import TRANSCENDENTAL, Check, Range, declare
 from .math import log, reciprocal, square
-from .base import (CPU, ONE, SELECT_MIN, UINT_OF, ZERO, binary, binary_error, emit, emit_many, fused, hot_grad,
-                   same_device, select, unary)
-
-__all__ = ['add', 'subtract', 'negative', 'multiply', 'divide', 'div_grad', 'power', 'pow_grad', 'abs', 'abs_grad',
-           'sign', 'maximum', 'maximum_grad', 'minimum', 'minimum_grad', 'where', 'clip', 'clip_grad']
 
 
 # ---------------------------------------------------------------- add, subtract
@@ -140,21 +139,6 @@ def _div_grad_cpu(x, y, dy):
     return gx, -gx * (x / y)  # d(x/y)/dy = -x / y^2
 
 
-def div_grad(x, y, dy):
-    """The fused gradient of x / y: ``(dy / y, -dy * x / y**2)`` in one pass.
-
-    Example:
-        >>> import gpugrad as gg
-        >>> gx, gy = gg.ops.div_grad(gg.tensor(1.0), gg.tensor(2.0), gg.tensor(1.0))
-        >>> gx.item(), gy.item()
-        (0.5, -0.25)
-    """
-    dev = same_device((x, y, dy), "DivGrad")
-    gx, gy = fused("div_grad", _div_grad_cpu, dev, x._data, y._data, dy._data)
-    return emit_many("DivGrad", (gx, gy), dev, (x, y, dy))
-
-
-@RegisterGradient("DivGrad", reads_outputs=False)
 def _div_grad_grad(op, ggx, ggy):
     # gx = dy/y, gy = -dy*x/y^2
     x, y, dy = op.inputs
@@ -164,6 +148,15 @@ def _div_grad_grad(op, ggx, ggy):
     grad_y = ggx * dgy_dx + ggy * (2.0 * dy * x * inv_y * inv_y * inv_y)
     grad_dy = ggx * inv_y - ggy * x * inv_y * inv_y
     return grad_x, grad_y, grad_dy
+
+
+div_grad = declare(
+    globals(), name="div_grad", op_type="DivGrad", inputs=("x", "y", "dy"), outputs=("gx", "gy"), forward="divide",
+    summary="The fused gradient of x / y in one pass", math="(dy / y, -(dy / y) * (x / y))",
+    cpu=_div_grad_cpu, grad=_div_grad_grad,
+    check=Check({"x": Range(-3.0, 3.0), "y": Range(0.2, 3.0, signed=True)}),
+    example=">>> gx, gy = gg.raw_ops.div_grad(gg.tensor(1.0), gg.tensor(2.0), gg.tensor(1.0))\n"
+            ">>> gx.item(), gy.item()\n(0.5, -0.25)")
 
 
 # ---------------------------------------------------------------- power
@@ -209,29 +202,14 @@ def _pow_grad_cpu(x, y, dy):
     return gx, gy
 
 
-def pow_grad(x, y, dy):
-    """The fused gradient of x ** y: ``(dy y x**(y-1), dy x**y log(x))`` in one pass.
-
-    The first part is 0 where x <= 0 and y or dy is 0, where ``x**(y-1)`` may be
-    inf or NaN: ``x**0`` is constant, and a zero upstream gradient (an unused
-    output, the branch ``where`` did not pick, another row of a Jacobian)
-    contributes nothing. The second part is 0 where x <= 0, where x ** y has no
-    derivative in y.
-
-    Example:
-        >>> import gpugrad as gg
-        >>> gx, gy = gg.ops.pow_grad(gg.tensor(2.0), gg.tensor(3.0), gg.tensor(1.0))
-        >>> gx.item(), round(gy.item(), 4)
-        (12.0, 5.5452)
-        >>> gg.ops.pow_grad(gg.tensor(0.0), gg.tensor(0.0), gg.tensor(1.0))[0].item()  # d(x**0)/dx at 0
-        0.0
-    """
-    dev = same_device((x, y, dy), "PowGrad")
-    gx, gy = fused("pow_grad", _pow_grad_cpu, dev, x._data, y._data, dy._data)
-    return emit_many("PowGrad", (gx, gy), dev, (x, y, dy))
+def _pow_grad_unfused(xp, x, y, dy):
+    positive = x > 0
+    safe_x = xp.where(positive, x, 1)
+    gx = xp.where((x <= 0) & ((y == 0) | (dy == 0)), 0, dy * (y * x ** (y - 1)))  # 0, not 0 * inf
+    gy = xp.where(positive, dy * (safe_x ** y * xp.log(safe_x)), 0)
+    return gx, gy
 
 
-@RegisterGradient("PowGrad", reads_outputs=False)
 def _pow_grad_grad(op, ggx, ggy):
     # gx = dy y x^(y-1), gy = dy x^y L with L = log(x) (0 where x <= 0). Partials:
     #   dgx/dx = dy y (y-1) x^(y-2)      dgx/dy = dgy/dx = dy x^(y-1) (1 + y L)
@@ -252,6 +230,20 @@ def _pow_grad_grad(op, ggx, ggy):
     if need_dy:
         grad_dy = _scaled_power(ggx, y, x, y - 1.0) + ggy * (power(safe_x, y) * log_x)
     return grad_x, grad_y, grad_dy
+
+
+pow_grad = declare(
+    globals(), name="pow_grad", op_type="PowGrad", inputs=("x", "y", "dy"), outputs=("gx", "gy"), forward="power",
+    summary="The fused gradient of x ** y in one pass; the first part is 0 where x <= 0 and y or dy is 0 "
+            "(x**0 is constant; a zero dy contributes nothing), the second 0 where x <= 0",
+    math="(dy * y * x ** (y - 1), dy * x ** y * log(x))", unfused_chain=_pow_grad_unfused,
+    cpu=_pow_grad_cpu, grad=_pow_grad_grad,
+    check=Check({"x": Range(0.0, 3.0, zeros=0.05, negate=0.1), "y": Range(0.5, 3.0, zeros=0.05, integers=0.3),
+                 "dy": Range(-2.0, 2.0, zeros=0.05)}, ulps=TRANSCENDENTAL, unfused_ops=16),
+    example=">>> gx, gy = gg.raw_ops.pow_grad(gg.tensor(2.0), gg.tensor(3.0), gg.tensor(1.0))\n"
+            ">>> gx.item(), round(gy.item(), 4)\n(12.0, 5.5452)\n"
+            ">>> gg.raw_ops.pow_grad(gg.tensor(0.0), gg.tensor(0.0), gg.tensor(1.0))[0].item()  # d(x**0)/dx at 0\n"
+            "0.0")
 
 
 def _scaled_power(g, k, x, e):
@@ -282,30 +274,28 @@ def abs(x):  # noqa: A001 - NumPy's name
     return emit("Abs", x._device.xp.abs(x._data), x._device, (x,))
 
 
-@RegisterGradient("Abs", reads_outputs=False)
+@RegisterGradient("Abs", reads_outputs=False, donates_dy=True)
 def _abs_grad(op, dy):
     return (abs_grad(op.inputs[0], dy),)
 
 
-def _abs_grad_cpu(x, dy):
-    return dy * np.sign(x)
+def _abs_grad_cpu(x, dy, out=None):
+    return np.multiply(dy, np.sign(x), out=out)
 
 
-def abs_grad(x, dy):
-    """Fused gradient of abs: ``dy * sign(x)`` (0 at x == 0).
-
-    Example:
-        >>> import gpugrad as gg
-        >>> gg.ops.abs_grad(gg.tensor([-2.0, 0.0, 3.0]), gg.tensor([1.0, 1.0, 1.0])).numpy().tolist()
-        [-1.0, 0.0, 1.0]
-    """
-    return hot_grad("AbsGrad", "abs_grad", _abs_grad_cpu, x, dy)
-
-
-@RegisterGradient("AbsGrad", reads_outputs=False)
 def _abs_grad_grad(op, g):
     x, _ = op.inputs
     return None, abs_grad(x, g)  # sign(x) is piecewise constant
+
+
+abs_grad = declare(
+    globals(), name="abs_grad", op_type="AbsGrad", inputs=("x", "dy"), forward="abs",
+    summary="Fused gradient of abs: dy sign(x), with sign(0) = 0 and sign(NaN) = NaN",
+    math="dy * where(x > 0, 1, where(x < 0, -1, x * 0))", generated=True,
+    cpu=_abs_grad_cpu, cost=CHEAP, reuses_dy=True, grad=_abs_grad_grad,
+    check=Check({"x": Range(-3.0, 3.0, zeros=0.05)}),
+    example=">>> gg.raw_ops.abs_grad(gg.tensor([-2.0, 0.0, 3.0]), gg.tensor([1.0, 1.0, 1.0])).numpy().tolist()\n"
+            "[-1.0, 0.0, 1.0]")
 
 
 def sign(x):
@@ -339,27 +329,11 @@ def _pick(op_type, x, y):
 
 
 def _pick_grad_cpu(x_is_picked, x, y, dy):
-    x_wins = x_is_picked(x, y)
-    u = UINT_OF.get(dy.dtype)
-    if u is None or x_wins.size < SELECT_MIN:
-        zero = dy.dtype.type(0)
-        return np.where(x_wins, dy, zero), np.where(x_wins, zero, dy)
-    # np.where's bits without its branch per element (12x faster): dy's bits times the mask are dy's or +0.0's,
-    # and dy's xor them the other way round
-    bits = dy.view(u)
-    gx = np.multiply(bits, x_wins, out=...)
-    return gx.view(dy.dtype), np.bitwise_xor(bits, gx, out=...).view(dy.dtype)
-
-
-def _pick_grad(op_type, x, y, dy):
-    name, x_is_picked = _PICKS[op_type]
-    dev = same_device((x, y, dy), op_type + "Grad")
-    gx, gy = fused(f"{name}_grad", functools.partial(_pick_grad_cpu, x_is_picked), dev, x._data, y._data, dy._data)
-    return emit_many(op_type + "Grad", (gx, gy), dev, (x, y, dy))
+    return cpu_fast.split_by_mask(x_is_picked(x, y), dy)  # np.where's bits without its branch per element
 
 
 def _picked_rule(op, dy):  # Maximum, Minimum: dy to the picked input
-    return _pick_grad(op.type, *op.inputs, dy)
+    return _PICK_GRADS[op.type](*op.inputs, dy)
 
 
 def _picked_grad_rule(op, ggx, ggy):  # MaximumGrad, MinimumGrad: a selection, linear in dy only
@@ -369,7 +343,6 @@ def _picked_grad_rule(op, ggx, ggy):  # MaximumGrad, MinimumGrad: a selection, l
 
 for _op_type in _PICKS:
     RegisterGradient(_op_type, reads_outputs=False)(_picked_rule)
-    RegisterGradient(_op_type + "Grad", reads_outputs=False)(_picked_grad_rule)
 
 
 def maximum(x, y):
@@ -383,16 +356,20 @@ def maximum(x, y):
     return _pick("Maximum", x, y)
 
 
-def maximum_grad(x, y, dy):
-    """Fused gradient of maximum: dy goes to the larger of x and y (to x at a tie), 0 to the other.
+def _declare_pick(name, op_type, which, compare):
+    return declare(
+        globals(), name=f"{name}_grad", op_type=f"{op_type}Grad", inputs=("x", "y", "dy"), outputs=("gx", "gy"),
+        forward=name, summary=f"Fused gradient of {name}: dy goes to the {which} of x and y (to x at a tie), "
+                              f"0 to the other",
+        math=f"(where(x {compare} y, dy, 0), where(x {compare} y, 0, dy))",
+        cpu=functools.partial(_pick_grad_cpu, _PICKS[op_type][1]), grad=_picked_grad_rule,
+        check=Check({"y": Range(-2.0, 2.0, equal_to="x")}),
+        example=f">>> gx, gy = gg.raw_ops.{name}_grad(gg.tensor([1.0, 5.0]), gg.tensor([3.0, 3.0]), "
+                f"gg.tensor([1.0, 1.0]))\n>>> gx.numpy().tolist(), gy.numpy().tolist()\n"
+                + ("([0.0, 1.0], [1.0, 0.0])" if name == "maximum" else "([1.0, 0.0], [0.0, 1.0])"))
 
-    Example:
-        >>> import gpugrad as gg
-        >>> gx, gy = gg.ops.maximum_grad(gg.tensor([1.0, 5.0]), gg.tensor([3.0, 3.0]), gg.tensor([1.0, 1.0]))
-        >>> gx.numpy().tolist(), gy.numpy().tolist()
-        ([0.0, 1.0], [1.0, 0.0])
-    """
-    return _pick_grad("Maximum", x, y, dy)
+
+maximum_grad = _declare_pick("maximum", "Maximum", "larger", ">=")
 
 
 def minimum(x, y):
@@ -406,16 +383,8 @@ def minimum(x, y):
     return _pick("Minimum", x, y)
 
 
-def minimum_grad(x, y, dy):
-    """Fused gradient of minimum: dy goes to the smaller of x and y (to x at a tie), 0 to the other.
-
-    Example:
-        >>> import gpugrad as gg
-        >>> gx, gy = gg.ops.minimum_grad(gg.tensor([1.0, 5.0]), gg.tensor([3.0, 3.0]), gg.tensor([1.0, 1.0]))
-        >>> gx.numpy().tolist(), gy.numpy().tolist()
-        ([1.0, 0.0], [0.0, 1.0])
-    """
-    return _pick_grad("Minimum", x, y, dy)
+minimum_grad = _declare_pick("minimum", "Minimum", "smaller", "<=")
+_PICK_GRADS = {"Maximum": maximum_grad, "Minimum": minimum_grad}
 
 
 def where(cond, x, y):
@@ -433,7 +402,7 @@ def where(cond, x, y):
     else:
         mask = dev.xp.array(cond)  # a copy: the caller's array may change after the op
     try:
-        out = (select if dev is CPU else dev.xp.where)(mask, x._data, y._data)
+        out = (cpu_fast.select if dev is CPU else dev.xp.where)(mask, x._data, y._data)
     except ValueError:
         raise ShapeError(f"op 'Where' cannot broadcast cond of shape {mask.shape}, x of shape {x.shape} and "
                          f"y of shape {y.shape} together") from None
@@ -490,38 +459,30 @@ def _bound(b, device):
     return b
 
 
-@RegisterGradient("Clip", reads_outputs=False)
+@RegisterGradient("Clip", reads_outputs=False, donates_dy=True)
 def _clip_grad(op, dy):
     return (clip_grad(op.inputs[0], dy, op.attrs["lo"], op.attrs["hi"]),)
 
 
-def _clip_grad_cpu(x, dy, lo, hi):
-    inside = (x >= lo) & (x <= hi)
-    u = UINT_OF.get(dy.dtype)
-    if u is None or inside.size < SELECT_MIN:
-        return np.where(inside, dy, dy.dtype.type(0))
-    return np.multiply(dy.view(u), inside, out=...).view(dy.dtype)  # np.where's bits (dy or +0.0), 10x faster
+def _clip_grad_cpu(x, dy, out=None, lo=None, hi=None):
+    return cpu_fast.select_or_zero((x >= lo) & (x <= hi), dy, out)
 
 
-def clip_grad(x, dy, lo, hi):
-    """Fused gradient of clip: ``dy`` where lo <= x <= hi, else 0.
-
-    ``lo`` and ``hi`` are numbers, or arrays/tensors that broadcast against x.
-
-    Example:
-        >>> import gpugrad as gg
-        >>> gg.ops.clip_grad(gg.tensor([-1.0, 0.5, 2.0]), gg.tensor([1.0, 1.0, 1.0]), 0.0, 1.0).numpy().tolist()
-        [0.0, 1.0, 0.0]
-    """
-    lo = lo._data if hasattr(lo, "_data") else lo
-    hi = hi._data if hasattr(hi, "_data") else hi
-    return hot_grad("ClipGrad", "clip_grad", _clip_grad_cpu, x, dy, {"lo": lo, "hi": hi})
-
-
-@RegisterGradient("ClipGrad", reads_outputs=False)
 def _clip_grad_grad(op, g):
     x, _ = op.inputs
     return None, clip_grad(x, g, op.attrs["lo"], op.attrs["hi"])
 
 
+clip_grad = declare(
+    globals(), name="clip_grad", op_type="ClipGrad", inputs=("x", "dy"), params=("lo", "hi"), forward="clip",
+    summary="Fused gradient of clip: dy where lo <= x <= hi, else 0 (lo and hi: numbers, or arrays or tensors "
+            "that broadcast against x)", math="where((x >= lo) & (x <= hi), dy, 0)",
+    cpu=_clip_grad_cpu, cost=CHEAP, reuses_dy=True, grad=_clip_grad_grad,
+    check=Check({"x": Range(-2.0, 2.0, value=1.0)}, params={"lo": -1.0, "hi": 1.0}),
+    example=">>> gg.raw_ops.clip_grad(gg.tensor([-1.0, 0.5, 2.0]), gg.tensor([1.0, 1.0, 1.0]), 0.0, 1.0).numpy().tolist()"
+            "\n[0.0, 1.0, 0.0]")
+
+
 TENSOR_METHODS = {"abs": abs, "clip": clip}
+
+__all__ = public_ops(globals())

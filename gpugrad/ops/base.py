@@ -7,8 +7,8 @@ the CPU, the CUDA kernel of the same name from ``kernels/`` on a GPU.
 """
 import numpy as np
 
-from ..backend import CPU
-from ..backend.cpu_threads import SPLIT_MIN_CHEAP, SPLIT_MIN_COSTLY, split_formula, split_ufunc  # noqa: F401
+from ..backend import CPU, cpu_fast
+from ..backend.cpu_fast import COSTLY
 from ..errors import DeviceError, DTypeError, ShapeError
 from ..recorder import emit, emit_many  # noqa: F401 - re-exported for op modules
 from ..tensor import Tensor, Variable, ensure_tensor
@@ -66,34 +66,6 @@ class _ScalarByDtype(dict):
 ONE = _ScalarByDtype(1)
 ZERO = _ScalarByDtype(0)
 
-UINT_OF = {np.dtype(np.float16): np.uint16, np.dtype(np.float32): np.uint32, np.dtype(np.float64): np.uint64}
-_BOOL = np.dtype(np.bool_)
-SELECT_MIN = 2048  # a smaller mask: np.where's one call costs less than select's three
-
-
-def select(mask, a, b):
-    """``np.where(mask, a, b)`` bit for bit, without a branch per element (CPU only).
-
-    ``mask`` is a boolean NumPy array; ``a`` and ``b`` are NumPy arrays (or
-    NumPy scalars) of one float dtype, and all three broadcast together. The
-    bits are blended as unsigned integers, ``b ^ ((a ^ b) * mask)``, so NaN
-    payloads, signed zeros, infinities and subnormals come out as np.where's.
-    NumPy 2.4's where branches per element: on a mask of mixed signs it costs
-    10x more at 256 Ki float32 elements. Anything else (other dtypes, a small
-    mask) goes to np.where. The result is an array, 0-d ones included.
-
-    Example:
-        >>> import numpy as np
-        >>> select(np.array([True, False]), np.array([1.0, -0.0]), np.array([-0.0, np.nan])).tolist()
-        [1.0, nan]
-    """
-    u = UINT_OF.get(a.dtype)
-    if u is None or b.dtype != a.dtype or mask.dtype != _BOOL or mask.size < SELECT_MIN:
-        return np.where(mask, a, b)
-    bb = b.view(u)
-    return np.bitwise_xor(bb, np.bitwise_xor(a.view(u), bb) * mask, out=...).view(a.dtype)
-
-
 def binary(x, y, op_type):
     """``x`` and ``y`` as Tensors on one device; a Python number takes the other's dtype."""
     if x.__class__ is Tensor and (y.__class__ is float or y.__class__ is int):  # tensor * 1.01: one lookup
@@ -112,9 +84,10 @@ def binary(x, y, op_type):
     return x, y
 
 
-def elementwise(ufunc, data, device, split_min=SPLIT_MIN_COSTLY):
-    """``ufunc(data)`` for NumPy ufunc ``ufunc`` on ``device``: on the CPU split across threads
-    from ``split_min`` elements, on a GPU the array module's function of the same name.
+def elementwise(ufunc, data, device, cost=COSTLY):
+    """``ufunc(data)`` for NumPy ufunc ``ufunc`` on ``device``: on the CPU by :func:`cpu_fast.run`
+    (split across threads when large for its ``cost`` class), on a GPU the array module's
+    function of the same name.
 
     Example:
         >>> import numpy as np
@@ -122,8 +95,25 @@ def elementwise(ufunc, data, device, split_min=SPLIT_MIN_COSTLY):
         [1.0, 1.0]
     """
     if device is CPU:
-        return ufunc(data) if data.size < split_min else split_ufunc(ufunc, data)
+        return cpu_fast.run(ufunc, (data,), cost)
     return getattr(device.xp, ufunc.__name__)(data)
+
+
+def public_ops(module_globals, not_ops=()):
+    """The public ops of an op module: the functions defined in it (or declared by it) without a leading ``_``.
+
+    An op module ends with ``__all__ = public_ops(globals())``; a helper that is not an op starts
+    with ``_``, or, when other modules use it, is named in ``not_ops``.
+
+    Example:
+        >>> from gpugrad.ops import math
+        >>> math.__all__[:3]
+        ['square', 'square_grad', 'sqrt']
+    """
+    name = module_globals["__name__"]
+    return [k for k, v in module_globals.items()
+            if not k.startswith("_") and k not in not_ops and callable(v)
+            and getattr(v, "__module__", None) == name and not isinstance(v, type)]
 
 
 def unaliased(x, data):
@@ -168,17 +158,6 @@ def binary_error(op_type, exc, x, y):
                       f"{exc}; cast with gg.tensor(..., dtype=...)")
 
 
-def fused(kernel_name, cpu_formula, device, *arrays, **params):
-    """Run ``cpu_formula(*arrays, **params)`` on the CPU, else the fused kernel."""
-    try:
-        if device is CPU:
-            return cpu_formula(*arrays, **params)
-        return device.backend.fused(kernel_name, *arrays, **params)
-    except ValueError:
-        shapes = ", ".join(str(a.shape) for a in arrays)
-        raise ShapeError(f"fused kernel {kernel_name!r} cannot broadcast shapes {shapes} together") from None
-
-
 # The upstream gradient array the backward sweep may overwrite: set by the sweep only
 # while it runs a rule declared ``donates_dy`` whose dy nobody else holds (see gpugrad.tape);
 # the first fused gradient op that takes it clears it. Another thread cannot hold that array.
@@ -192,39 +171,6 @@ def _take_donated(a, dy):
         donated[0] = None
         return True
     return False
-
-
-def writes_out(cpu_formula):
-    """Mark a hot gradient's CPU formula as taking ``out=``, so a free dy buffer can hold its result."""
-    cpu_formula.writes_out = True
-    return cpu_formula
-
-
-def hot_grad(op_type, kernel_name, cpu_formula, a, dy, attrs=None):
-    """Emit fused gradient op ``op_type`` of saved tensor ``a`` and upstream ``dy``.
-
-    On the CPU ``cpu_formula(a, dy, **attrs)`` computes it with NumPy; on a
-    GPU the kernel ``kernels/<kernel_name>.cu`` does, in one pass.
-    """
-    dev = a._device
-    if dy._device is not dev:
-        same_device((a, dy), op_type)
-    try:
-        if dev is CPU:
-            if a._data.size >= SPLIT_MIN_CHEAP and hasattr(cpu_formula, "writes_out"):  # across threads
-                free = donated[0] is not None and _take_donated(a, dy)
-                data = split_formula(cpu_formula, (a._data, dy._data), dy._data if free else None, attrs)
-            elif donated[0] is not None and hasattr(cpu_formula, "writes_out") and _take_donated(a, dy):
-                data = cpu_formula(a._data, dy._data, out=dy._data)  # dy's buffer is free: reuse it
-            elif attrs is None:
-                data = cpu_formula(a._data, dy._data)
-            else:
-                data = cpu_formula(a._data, dy._data, **attrs)
-        else:
-            data = dev.backend.fused(kernel_name, a._data, dy._data, **(attrs or {}))
-    except ValueError:
-        raise broadcast_error(op_type, a, dy) from None
-    return emit(op_type, data, dev, (a, dy), attrs)
 
 
 def scalar_of_broadcast(a):

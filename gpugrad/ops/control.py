@@ -12,9 +12,8 @@ from ..errors import DTypeError
 from ..recorder import active_tapes, record
 from ..registry import NotDifferentiable, RegisterGradient
 from ..tensor import Tensor
-from .base import emit, unary
+from .base import emit, public_ops, unary
 
-__all__ = ['identity', 'stop_gradient', 'cast']
 
 
 def _read(x):
@@ -103,3 +102,5 @@ def _cast_grad(op, dy):
 
 
 TENSOR_METHODS = {"astype": cast}
+
+__all__ = public_ops(globals())

@@ -24,10 +24,9 @@ import numpy as np
 from ..errors import DTypeError, ShapeError
 from ..registry import RegisterGradient
 from ..tensor import Tensor
-from .base import emit, same_device, unary
+from .base import emit, public_ops, same_device, unary
 from .reductions import sum as reduce_sum
 
-__all__ = ['conv2d', 'conv2d_backprop_input', 'conv2d_backprop_filter']
 
 # stride (sh, sw), padding ((top, bottom), (left, right)), dilation (dh, dw), groups
 Geometry = collections.namedtuple("Geometry", "stride padding dilation groups")
@@ -401,3 +400,5 @@ def _check_dy(op_type, dy, x_shape, w_shape, geom):
 
 
 TENSOR_METHODS = {}
+
+__all__ = public_ops(globals(), not_ops=('pair', 'output_size', 'check_fits', 'padded', 'windows', 'col2im'))

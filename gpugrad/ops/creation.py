@@ -6,8 +6,8 @@ import numpy as np
 
 from ..backend import get_device
 from ..tensor import Tensor
+from .base import public_ops
 
-__all__ = ['zeros', 'ones', 'full', 'zeros_like', 'ones_like']
 
 
 
@@ -80,3 +80,5 @@ def ones_like(x):
 
 
 TENSOR_METHODS = {}
+
+__all__ = public_ops(globals())

@@ -10,16 +10,15 @@ sends dy through their hot gradient op, then through the matmul and the bias.
 from ..errors import DTypeError, ShapeError
 from ..registry import RegisterGradient
 from ..tensor import Tensor
-from .activations import sigmoid_data, relu_data, relu_grad, sigmoid_grad, tanh_grad
-from .base import emit, same_device, unary
+from .activations import relu_array, sigmoid_array
+from .base import emit, public_ops, same_device, unary
+from .hot import HOT_GRADIENTS
 from .linalg import matmul
 from .reductions import sum
 from .shape import reshape
 
-__all__ = ['dense']
-
 FUSED_ACTIVATIONS = ("relu", "tanh", "sigmoid")
-_ACTIVATION_GRADS = {"relu": relu_grad, "tanh": tanh_grad, "sigmoid": sigmoid_grad}
+_ACTIVATION_GRADS = {h.forward: h.function for h in HOT_GRADIENTS.values() if h.forward in FUSED_ACTIVATIONS}
 _ATTRS = {name: {"activation": name} for name in FUSED_ACTIVATIONS}  # shared: records never change attrs
 
 
@@ -79,11 +78,11 @@ def dense(x, kernel, bias=None, activation=None):
         else:
             out = out + bias._data
     if activation == "relu":
-        relu_data(out, dev, out=out)
+        relu_array(dev, out, out=out)
     elif activation == "tanh":
         xp.tanh(out, out=out)
     elif activation == "sigmoid":
-        out = sigmoid_data(xp, out).astype(out.dtype, copy=False)
+        out = sigmoid_array(dev, out)
     return emit("Dense", out, dev, tensors, _ATTRS.get(activation))
 
 
@@ -106,3 +105,6 @@ def _dense_grad(op, dy):
     if len(needs) == 3 and needs[2]:
         gb = dy if dy._data.ndim == 1 else sum(dy, axis=tuple(range(dy._data.ndim - 1)))
     return (gx, gk) if len(needs) == 2 else (gx, gk, gb)
+
+
+__all__ = public_ops(globals())

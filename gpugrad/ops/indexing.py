@@ -16,10 +16,9 @@ from ..backend import CPU
 from ..errors import DeviceError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..registry import RegisterGradient
 from ..tensor import Tensor
-from .base import emit, unary, unaliased
+from .base import emit, public_ops, unaliased, unary
 from .shape import normalize_axis_index, reshape
 
-__all__ = ['getitem', 'getitem_grad', 'take', 'gather', 'pad']
 
 _BASIC = frozenset([int, slice, type(None), type(Ellipsis)])
 
@@ -361,3 +360,5 @@ TENSOR_METHODS = {
     "__getitem__": getitem,
     "__setitem__": _setitem,
 }
+
+__all__ = public_ops(globals())

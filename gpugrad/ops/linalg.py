@@ -12,10 +12,9 @@ from collections import Counter
 from ..errors import ShapeError
 from ..registry import RegisterGradient
 from ..tensor import Tensor
-from .base import binary, emit, same_device, unary
+from .base import binary, emit, public_ops, same_device, unary
 from .shape import broadcast_to, reshape
 
-__all__ = ['matmul', 'tensordot', 'einsum']
 
 # ---------------------------------------------------------------- matmul
 
@@ -303,3 +302,5 @@ def _tensordot_grad(op, dy):
 
 
 TENSOR_METHODS = {"matmul": matmul, "__matmul__": matmul, "__rmatmul__": _rmatmul}
+
+__all__ = public_ops(globals())

@@ -12,26 +12,24 @@ import builtins
 
 import numpy as np
 
-from ..backend import CPU
+from ..backend import CPU, cpu_fast
 from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
 from ..registry import RegisterGradient
 from ..tensor import Tensor, ensure_tensor
-from .activations import relu_data, sigmoid
+from .activations import relu_array, sigmoid
 from .arithmetic import multiply, subtract
-from .base import binary, elementwise, emit, same_device, unary
+from .base import binary, elementwise, emit, public_ops, same_device, unary
 from .math import exp, square
 from .reductions import mean, mean_data, normalize_axis, sum, sum_data
 from .shape import reshape
 
-__all__ = ['softmax', 'log_softmax', 'softmax_cross_entropy', 'softmax_cross_entropy_grad',
-           'sigmoid_cross_entropy', 'mse']
 
 _REDUCTIONS = ("mean", "sum", "none")
 
 
 def _row_max(device, a, axes):
-    """max of array ``a`` over ``axes``, dims kept (on the CPU the ufunc's reduce: no Python wrapper)."""
-    return np.maximum.reduce(a, axis=axes, keepdims=True) if device is CPU else a.max(axis=axes, keepdims=True)
+    """max of array ``a`` over ``axes``, dims kept."""
+    return cpu_fast.max(a, axes, keepdims=True) if device is CPU else a.max(axis=axes, keepdims=True)
 
 
 def _check_reduction(reduction, op_name):
@@ -287,7 +285,7 @@ def sigmoid_cross_entropy(logits, targets, reduction="mean"):
         raise _shape_error("SigmoidCrossEntropy", "logits", x, "targets", z)
     xp = x._device.xp
     xd = x._data
-    out = relu_data(xd, x._device) - xd * z._data + xp.log1p(xp.exp(-xp.abs(xd)))
+    out = relu_array(x._device, xd) - xd * z._data + xp.log1p(xp.exp(-xp.abs(xd)))
     return _reduce(emit("SigmoidCrossEntropy", out, x._device, (x, z)), reduction)
 
 
@@ -330,3 +328,5 @@ def mse(pred, target, reduction="mean"):
 
 
 TENSOR_METHODS = {"softmax": softmax, "log_softmax": log_softmax}
+
+__all__ = public_ops(globals())

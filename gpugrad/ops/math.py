@@ -1,20 +1,18 @@
 """Elementwise math: square sqrt rsqrt reciprocal exp log log1p expm1 sin cos.
 
 The hot gradients (``SquareGrad``, ``SqrtGrad``, ``RsqrtGrad``,
-``ReciprocalGrad``, ``ExpGrad``, ``LogGrad``) are op types of their own: one
-fused kernel on the GPU, NumPy on the CPU, and a registered gradient of their
-own so second order runs through them too. Rules combine tensors with the
-Python operators (``g * dy``, ``-g``): the arithmetic ops, installed on Tensor,
-without an import of :mod:`.arithmetic`, which imports this module.
+``ReciprocalGrad``, ``ExpGrad``, ``LogGrad``) are declared here, each once
+(:mod:`.hot`), after the forward op whose rule calls them. Rules combine
+tensors with the Python operators (``g * dy``, ``-g``): the arithmetic ops,
+installed on Tensor, without an import of :mod:`.arithmetic`, which imports
+this module.
 """
 import numpy as np
 
+from ..backend.cpu_fast import CHEAP
 from ..registry import RegisterGradient
-from .base import (SPLIT_MIN_CHEAP, elementwise, emit, host_scalar, hot_grad, scalar_of_broadcast, unary,
-                   writes_out)
-
-__all__ = ['square', 'square_grad', 'sqrt', 'sqrt_grad', 'rsqrt', 'rsqrt_grad', 'reciprocal', 'reciprocal_grad', 'exp', 'exp_grad', 'log', 'log_grad', 'expm1', 'log1p', 'sin', 'cos']
-
+from .base import elementwise, emit, host_scalar, public_ops, scalar_of_broadcast, unary
+from .hot import Check, Range, declare
 
 
 # ---------------------------------------------------------------- square
@@ -29,7 +27,7 @@ def square(x):
         [9.0]
     """
     x = unary(x)
-    data = elementwise(np.square, x._data, x._device, SPLIT_MIN_CHEAP)
+    data = elementwise(np.square, x._data, x._device, CHEAP)
     return emit("Square", data, x._device, (x,))
 
 
@@ -38,7 +36,6 @@ def _square_grad(op, dy):
     return (square_grad(op.inputs[0], dy),)
 
 
-@writes_out
 def _square_grad_cpu(x, dy, out=None):
     c = scalar_of_broadcast(dy)
     if c is not None:  # dy from a reduction: one pass instead of two
@@ -46,21 +43,17 @@ def _square_grad_cpu(x, dy, out=None):
     return np.multiply(x + x, dy, out=out)
 
 
-def square_grad(x, dy):
-    """Fused gradient of square: ``2 * x * dy``.
-
-    Example:
-        >>> import gpugrad as gg
-        >>> gg.ops.square_grad(gg.tensor(3.0), gg.tensor(1.0)).item()
-        6.0
-    """
-    return hot_grad("SquareGrad", "square_grad", _square_grad_cpu, x, dy)
-
-
-@RegisterGradient("SquareGrad", reads_outputs=False)
 def _square_grad_grad(op, g):
     x, dy = op.inputs
     return g * (2.0 * dy), square_grad(x, g)
+
+
+square_grad = declare(
+    globals(), name="square_grad", op_type="SquareGrad", inputs=("x", "dy"), forward="square",
+    summary="Fused gradient of square", math="(x + x) * dy", generated=True,
+    cpu=_square_grad_cpu, cost=CHEAP, reuses_dy=True, grad=_square_grad_grad,
+    check=Check({"x": Range(-3.0, 3.0)}),
+    example=">>> gg.raw_ops.square_grad(gg.tensor(3.0), gg.tensor(1.0)).item()\n6.0")
 
 
 # ---------------------------------------------------------------- sqrt, rsqrt, reciprocal
@@ -84,27 +77,22 @@ def _sqrt_grad(op, dy):
     return (sqrt_grad(op.outputs[0], dy),)
 
 
-@writes_out
 def _sqrt_grad_cpu(y, dy, out=None):
     return np.divide(dy, y + y, out=out)
 
 
-def sqrt_grad(y, dy):
-    """Fused gradient of sqrt from its output y: ``dy / (2 y)``.
-
-    Example:
-        >>> import gpugrad as gg
-        >>> gg.ops.sqrt_grad(gg.tensor(2.0), gg.tensor(1.0)).item()
-        0.25
-    """
-    return hot_grad("SqrtGrad", "sqrt_grad", _sqrt_grad_cpu, y, dy)
-
-
-@RegisterGradient("SqrtGrad")
 def _sqrt_grad_grad(op, g):
     y, dy = op.inputs
     out = op.outputs[0]  # dy / (2y)
     return -(g * (out / y)), sqrt_grad(y, g)
+
+
+sqrt_grad = declare(
+    globals(), name="sqrt_grad", op_type="SqrtGrad", inputs=("y", "dy"), forward="sqrt",
+    summary="Fused gradient of sqrt from its output y", math="dy / (y + y)", generated=True,
+    cpu=_sqrt_grad_cpu, cost=CHEAP, reuses_dy=True, grad=_sqrt_grad_grad, grad_reads_outputs=True,
+    check=Check({"y": Range(0.1, 5.0)}),
+    example=">>> gg.raw_ops.sqrt_grad(gg.tensor(2.0), gg.tensor(1.0)).item()\n0.25")
 
 
 def rsqrt(x):
@@ -125,27 +113,22 @@ def _rsqrt_grad(op, dy):
     return (rsqrt_grad(op.outputs[0], dy),)
 
 
-@writes_out
 def _rsqrt_grad_cpu(y, dy, out=None):
     cube = y * y * y
     return np.multiply(np.multiply(dy, host_scalar(-0.5, dy), out=out), cube, out=out)
 
 
-def rsqrt_grad(y, dy):
-    """Fused gradient of rsqrt from its output y: ``-0.5 * dy * y**3``.
-
-    Example:
-        >>> import gpugrad as gg
-        >>> gg.ops.rsqrt_grad(gg.tensor(0.5), gg.tensor(1.0)).item()
-        -0.0625
-    """
-    return hot_grad("RsqrtGrad", "rsqrt_grad", _rsqrt_grad_cpu, y, dy)
-
-
-@RegisterGradient("RsqrtGrad", reads_outputs=False)
 def _rsqrt_grad_grad(op, g):
     y, dy = op.inputs
     return g * (-1.5 * dy * y * y), rsqrt_grad(y, g)
+
+
+rsqrt_grad = declare(
+    globals(), name="rsqrt_grad", op_type="RsqrtGrad", inputs=("y", "dy"), forward="rsqrt",
+    summary="Fused gradient of rsqrt from its output y", math="dy * -0.5 * (y * y * y)", generated=True,
+    cpu=_rsqrt_grad_cpu, cost=CHEAP, reuses_dy=True, grad=_rsqrt_grad_grad,
+    check=Check({"y": Range(0.1, 5.0)}),
+    example=">>> gg.raw_ops.rsqrt_grad(gg.tensor(0.5), gg.tensor(1.0)).item()\n-0.0625")
 
 
 def reciprocal(x):
@@ -165,27 +148,22 @@ def _reciprocal_grad(op, dy):
     return (reciprocal_grad(op.outputs[0], dy),)
 
 
-@writes_out
 def _reciprocal_grad_cpu(y, dy, out=None):
     square = y * y
     return np.multiply(np.negative(dy, out=out), square, out=out)
 
 
-def reciprocal_grad(y, dy):
-    """Fused gradient of reciprocal from its output y: ``-dy * y**2``.
-
-    Example:
-        >>> import gpugrad as gg
-        >>> gg.ops.reciprocal_grad(gg.tensor(0.5), gg.tensor(1.0)).item()
-        -0.25
-    """
-    return hot_grad("ReciprocalGrad", "reciprocal_grad", _reciprocal_grad_cpu, y, dy)
-
-
-@RegisterGradient("ReciprocalGrad", reads_outputs=False)
 def _reciprocal_grad_grad(op, g):
     y, dy = op.inputs
     return g * (-2.0 * dy * y), reciprocal_grad(y, g)
+
+
+reciprocal_grad = declare(
+    globals(), name="reciprocal_grad", op_type="ReciprocalGrad", inputs=("y", "dy"), forward="reciprocal",
+    summary="Fused gradient of reciprocal from its output y", math="-dy * (y * y)", generated=True,
+    cpu=_reciprocal_grad_cpu, cost=CHEAP, reuses_dy=True, grad=_reciprocal_grad_grad,
+    check=Check({"y": Range(-5.0, 5.0)}),
+    example=">>> gg.raw_ops.reciprocal_grad(gg.tensor(0.5), gg.tensor(1.0)).item()\n-0.25")
 
 
 # ---------------------------------------------------------------- exp, log, expm1, log1p
@@ -209,26 +187,21 @@ def _exp_grad(op, dy):
     return (exp_grad(op.outputs[0], dy),)
 
 
-@writes_out
 def _exp_grad_cpu(y, dy, out=None):
     return np.multiply(dy, y, out=out)
 
 
-def exp_grad(y, dy):
-    """Fused gradient of exp from its output y: ``dy * y``.
-
-    Example:
-        >>> import gpugrad as gg
-        >>> gg.ops.exp_grad(gg.tensor(2.0), gg.tensor(3.0)).item()
-        6.0
-    """
-    return hot_grad("ExpGrad", "exp_grad", _exp_grad_cpu, y, dy)
-
-
-@RegisterGradient("ExpGrad", reads_outputs=False)
 def _exp_grad_grad(op, g):
     y, dy = op.inputs
     return g * dy, exp_grad(y, g)
+
+
+exp_grad = declare(
+    globals(), name="exp_grad", op_type="ExpGrad", inputs=("y", "dy"), forward="exp",
+    summary="Fused gradient of exp from its output y", math="dy * y", generated=True,
+    cpu=_exp_grad_cpu, cost=CHEAP, reuses_dy=True, grad=_exp_grad_grad,
+    check=Check({"y": Range(0.0, 10.0)}),
+    example=">>> gg.raw_ops.exp_grad(gg.tensor(2.0), gg.tensor(3.0)).item()\n6.0")
 
 
 def log(x):
@@ -249,27 +222,22 @@ def _log_grad(op, dy):
     return (log_grad(op.inputs[0], dy),)
 
 
-@writes_out
 def _log_grad_cpu(x, dy, out=None):
     return np.divide(dy, x, out=out)
 
 
-def log_grad(x, dy):
-    """Fused gradient of log: ``dy / x``.
-
-    Example:
-        >>> import gpugrad as gg
-        >>> gg.ops.log_grad(gg.tensor(4.0), gg.tensor(1.0)).item()
-        0.25
-    """
-    return hot_grad("LogGrad", "log_grad", _log_grad_cpu, x, dy)
-
-
-@RegisterGradient("LogGrad")
 def _log_grad_grad(op, g):
     x, dy = op.inputs
     out = op.outputs[0]  # dy / x
     return -(g * (out / x)), log_grad(x, g)
+
+
+log_grad = declare(
+    globals(), name="log_grad", op_type="LogGrad", inputs=("x", "dy"), forward="log",
+    summary="Fused gradient of log", math="dy / x", generated=True,
+    cpu=_log_grad_cpu, cost=CHEAP, reuses_dy=True, grad=_log_grad_grad, grad_reads_outputs=True,
+    check=Check({"x": Range(0.1, 10.0, signed=True)}),
+    example=">>> gg.raw_ops.log_grad(gg.tensor(4.0), gg.tensor(1.0)).item()\n0.25")
 
 
 def expm1(x):
@@ -346,3 +314,6 @@ def _cos_grad(op, dy):
 
 
 TENSOR_METHODS = {"exp": exp, "log": log, "sqrt": sqrt, "square": square}
+
+
+__all__ = public_ops(globals())

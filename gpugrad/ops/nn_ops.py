@@ -16,13 +16,12 @@ from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
 from ..registry import RegisterGradient
 from ..tensor import Tensor, Variable
 from .arithmetic import add, multiply
-from .base import emit, emit_many, unary
+from .base import emit, emit_many, public_ops, unary
 from .indexing import _index_array, _to_device
 from .reductions import group_size, mean, sum
 from .shape import reshape
 from .. import random as _random
 
-__all__ = ['dropout', 'embedding', 'layer_norm', 'batch_norm']
 
 
 # ---------------------------------------------------------------- dropout
@@ -261,3 +260,5 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Tr
 
 
 TENSOR_METHODS = {}
+
+__all__ = public_ops(globals())

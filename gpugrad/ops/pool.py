@@ -16,10 +16,9 @@ import numpy as np
 
 from ..errors import DTypeError, ShapeError
 from ..registry import RegisterGradient
-from .base import emit, unary
+from .base import emit, public_ops, unary
 from .conv import Geometry, check_fits, col2im, output_size, padded, pair, windows
 
-__all__ = ['max_pool2d', 'max_pool2d_grad', 'avg_pool2d', 'avg_pool2d_grad']
 
 
 def _geometry(op_type, x_shape, kernel_size, stride, padding):
@@ -253,3 +252,5 @@ def _avg_pool2d_grad_grad(op, g):
 
 
 TENSOR_METHODS = {}
+
+__all__ = public_ops(globals())

@@ -10,16 +10,14 @@ import builtins
 
 import numpy as np
 
-from ..backend import CPU
+from ..backend import CPU, cpu_fast
 from ..errors import ShapeError
 from ..registry import NotDifferentiable, RegisterGradient
 from .arithmetic import multiply, where
-from .base import emit, float_dtype_of, unary
+from .base import emit, float_dtype_of, public_ops, unary
 from .math import exp, reciprocal
 from .shape import broadcast_to, reshape
 
-__all__ = ['sum', 'sum_to', 'mean', 'max', 'min', 'prod', 'prod_others', 'logsumexp', 'var', 'std',
-           'argmax', 'argmin']
 
 
 
@@ -70,19 +68,18 @@ def sum(x, axis=None, keepdims=False):  # noqa: A001 - NumPy's name
 
 def sum_data(d, device, axes, keepdims=False):
     """The array ``sum`` computes: array ``d`` on ``device`` summed over ``axes`` (a tuple)."""
-    if device is CPU and d.dtype.kind == "f":
-        return np.add.reduce(d, axis=axes, keepdims=keepdims)  # skips ndarray.sum's Python wrapper
+    if device is CPU:
+        return cpu_fast.sum(d, axes, keepdims)
     return d.sum(axis=axes, keepdims=keepdims)
 
 
 def mean_data(d, device, axes, keepdims=False):
     """The array ``mean`` computes: array ``d`` on ``device`` averaged over ``axes`` (a tuple)."""
-    if device is CPU and (d.dtype == np.float32 or d.dtype == np.float64):
-        # ndarray.mean's own steps without its Python wrapper: the sum, then one division by the count
-        return np.true_divide(np.add.reduce(d, axis=axes, keepdims=keepdims), group_size(d.shape, axes))
+    if device is CPU:
+        return cpu_fast.mean(d, axes, keepdims, group_size(d.shape, axes))
     out = d.mean(axis=axes, keepdims=keepdims)
     if out.dtype != d.dtype and d.dtype.kind == "f":
-        out = out.astype(d.dtype)  # NOTE: not astype(copy=False) on a NumPy scalar: it leaks ~55 B a call
+        out = out.astype(d.dtype)  # not astype(copy=False) on a NumPy scalar: it leaks ~55 B a call
     return out
 
 
@@ -478,3 +475,5 @@ NotDifferentiable("ArgMin")
 
 TENSOR_METHODS = {"sum": sum, "mean": mean, "max": max, "min": min, "prod": prod,
                   "logsumexp": logsumexp, "var": var, "std": std, "argmax": argmax, "argmin": argmin}
+
+__all__ = public_ops(globals(), not_ops=('normalize_axis', 'kept_shape', 'expand_to', 'sum_data', 'mean_data', 'keepdims_grad', 'group_size'))

@@ -8,9 +8,8 @@ import numpy as np
 from ..errors import DTypeError, ShapeError
 from ..registry import RegisterGradient
 from ..tensor import Tensor
-from .base import emit, emit_many, same_device, unary, unaliased
+from .base import emit, emit_many, public_ops, same_device, unaliased, unary
 
-__all__ = ['reshape', 'broadcast_to', 'transpose', 'expand_dims', 'squeeze', 'concat', 'stack', 'split']
 
 
 
@@ -300,3 +299,5 @@ TENSOR_METHODS = {
     "squeeze": squeeze,
     "flatten": lambda self: reshape(self, -1),
 }
+
+__all__ = public_ops(globals(), not_ops=('normalize_axis_index',))

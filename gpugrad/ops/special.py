@@ -5,21 +5,21 @@ the piecewise rational approximations of Sun's fdlibm ``s_erf.c`` (1993), good
 to under one ulp in float64; float32 and float16 are computed in float64 and
 rounded once. On a GPU, ``cupyx.scipy.special`` (CUDA's own erf) does it.
 
-gelu's gradient is the fused op ``GeluGrad``, ``dy * (Phi(x) + x phi(x))``
-with Phi the standard normal CDF and phi its density, with a gradient of its own.
+gelu's gradient is the hot gradient ``GeluGrad``, ``dy * (Phi(x) + x phi(x))``
+with Phi the standard normal CDF and phi its density, declared once (:mod:`.hot`).
 """
 import math
 
 import numpy as np
 
 from ..backend import CPU
+from ..backend.cpu_fast import COSTLY
 from ..registry import RegisterGradient
 from ..tensor import Tensor
 from .arithmetic import minimum, multiply
-from .base import emit, float_dtype_of, hot_grad, unary
+from .base import emit, float_dtype_of, public_ops, unary
+from .hot import Check, Range, declare
 from .math import exp, square
-
-__all__ = ['erf', 'gelu', 'gelu_grad']
 
 _SQRT_HALF = math.sqrt(0.5)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -200,34 +200,37 @@ def gelu(x):
     return emit("Gelu", x._data * _normal_cdf_array(x._device, x._data), x._device, (x,))
 
 
-@RegisterGradient("Gelu", reads_outputs=False)
+@RegisterGradient("Gelu", reads_outputs=False, donates_dy=True)
 def _gelu_grad(op, dy):
-    return (hot_grad("GeluGrad", "gelu_grad", _gelu_grad_cpu, op.inputs[0], dy),)
+    return (gelu_grad(op.inputs[0], dy),)
 
 
-def _gelu_grad_cpu(x, dy):
+def _gelu_grad_cpu(x, dy, out=None):
     x64 = x.astype(np.float64, copy=False)
     cdf = 0.5 * erfc_numpy(x64 * -_SQRT_HALF)
     pdf = np.exp(-0.5 * x64 * x64) * _INV_SQRT_2PI
-    return (dy * (cdf + x64 * pdf)).astype(np.result_type(x.dtype, dy.dtype), copy=False)
+    result = dy * (cdf + x64 * pdf)
+    if out is None:
+        return result.astype(np.result_type(x.dtype, dy.dtype), copy=False)
+    out[...] = result
+    return out
 
 
-def gelu_grad(x, dy):
-    """Fused gradient of gelu: ``dy * (Phi(x) + x phi(x))``.
-
-    Example:
-        >>> import gpugrad as gg
-        >>> gg.ops.gelu_grad(gg.tensor(0.0), gg.tensor(2.0)).item()
-        1.0
-    """
-    return hot_grad("GeluGrad", "gelu_grad", _gelu_grad_cpu, x, dy)
+def _gelu_grad_unfused(xp, x, dy):
+    """The gradient as a chain of array ops (erfc is cupyx.scipy.special's on a GPU)."""
+    if xp is np:
+        erfc = erfc_numpy
+    else:
+        from cupyx.scipy.special import erfc
+    cdf = 0.5 * erfc(x * -_SQRT_HALF)
+    pdf = xp.exp(-0.5 * x * x) * _INV_SQRT_2PI
+    return (dy * (cdf + x * pdf),)
 
 
 # x^2 beyond this has phi(x) = exp(-x^2 / 2) / sqrt(2 pi) = 0 in every float dtype (exp(-1000) = 0 in float64)
 _X2_PAST_UNDERFLOW = 2000.0
 
 
-@RegisterGradient("GeluGrad", reads_outputs=False)
 def _gelu_grad_grad(op, g):
     # d/dx [dy (Phi + x phi)] = dy phi(x) (2 - x^2), since phi'(x) = -x phi(x); x^2 is capped where
     # phi is 0 anyway, so an x^2 overflowing to inf (float16 at |x| = 256) gives 0, not 0 * -inf
@@ -237,4 +240,16 @@ def _gelu_grad_grad(op, g):
     return multiply(g, dy * pdf * (2.0 - x2)), gelu_grad(x, g)
 
 
+gelu_grad = declare(
+    globals(), name="gelu_grad", op_type="GeluGrad", inputs=("x", "dy"), forward="gelu",
+    summary="Fused gradient of gelu: dy (Phi(x) + x phi(x))",
+    math="dy * (0.5 * erfc(-x / sqrt(2)) + x * exp(-0.5 * x * x) / sqrt(2 * pi))", unfused_chain=_gelu_grad_unfused,
+    cpu=_gelu_grad_cpu, cost=COSTLY, reuses_dy=True, grad=_gelu_grad_grad,
+    check=Check({"x": Range(-6.0, 6.0)}, ulps={"float16": 1, "float32": 16, "float64": 16},
+                scale="abs(dy) * (1 + abs(x) * exp(-0.5 * x * x))", unfused_ops=10),
+    example=">>> gg.raw_ops.gelu_grad(gg.tensor(0.0), gg.tensor(2.0)).item()\n1.0")
+
+
 TENSOR_METHODS = {}
+
+__all__ = public_ops(globals(), not_ops=("erf_numpy", "erfc_numpy"))

@@ -4,7 +4,10 @@ A :class:`KernelCase` says how to draw inputs for a kernel (with NumPy or
 CuPy), what the gpugrad CPU path of the same op returns for them (the
 reference), the same math as a plain chain of array ops (the *unfused*
 expression that benchmark G1 compares the fused kernel with), and how close a
-kernel's result must be to the reference.
+kernel's result must be to the reference. The case of every hot gradient comes
+from its declaration (:data:`gpugrad.ops.hot.HOT_GRADIENTS`: its ``check``
+and its ``math``); the softmax cross-entropy gradient and the optimizer
+updates have cases written here.
 
 Tolerance: a result passes where it is within ``ulps`` units in the last place
 of the reference, or within ``ulps`` machine epsilons times ``scale`` (the size
@@ -29,10 +32,9 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from ...ops.hot import HOT_GRADIENTS, TRANSCENDENTAL, unfused_ops
 from ...optimizers import kernels_ref
 
-_SQRT_HALF = 0.70710678118654752440
-_INV_SQRT_2PI = 0.39894228040143267794
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,10 +54,6 @@ class KernelCase:
         return self.ulps.get(np.dtype(dtype).name, 0)
 
 
-# exp, log, pow, erfc: libm and NumPy each within a few ulps; float16 rounds float32 results once
-TRANSCENDENTAL = {"float16": 1, "float32": 4, "float64": 4}
-
-
 # ---------------------------------------------------------------- drawing inputs
 
 
@@ -69,19 +67,21 @@ def _signed(xp, rs, low, high, n, dtype):
     return (sign * (rs.random_sample(n) * (high - low) + low)).astype(dtype)
 
 
-def _with_zeros(xp, rs, a, fraction=0.05):
-    return xp.where(rs.random_sample(a.shape) < fraction, a.dtype.type(0), a)
-
-
 def _dy(xp, rs, n, dtype):
     return _uniform(xp, rs, -2.0, 2.0, n, dtype)
 
 
-def _pair(low, high, zeros=False):
-    def draw(xp, rs, n, dtype):
-        a = _uniform(xp, rs, low, high, n, dtype)
-        return [_with_zeros(xp, rs, a) if zeros else a, _dy(xp, rs, n, dtype)], {}
-    return draw
+def _from_range(xp, rs, r, n, dtype, earlier):
+    """``n`` values of :class:`gpugrad.ops.hot.Range` ``r`` (``earlier``: the inputs drawn before)."""
+    a = _signed(xp, rs, r.low, r.high, n, dtype) if r.signed else _uniform(xp, rs, r.low, r.high, n, dtype)
+    for fraction, change in ((r.integers, xp.floor), (r.negate, lambda v: -v), (r.zeros, lambda v: v * 0)):
+        if fraction:
+            a = xp.where(rs.random_sample(n) < fraction, change(a), a).astype(dtype)
+    if r.equal_to is not None:
+        a = xp.where(rs.random_sample(n) < 0.1, earlier[r.equal_to], a)
+    if r.value is not None:
+        a = xp.where(rs.random_sample(n) < 0.05, a.dtype.type(r.value), a)
+    return a
 
 
 # ---------------------------------------------------------------- the CPU reference
@@ -112,20 +112,6 @@ class OpReference:
 
 
 _cpu_op = OpReference
-
-
-def _erfc(xp):
-    if xp is np:
-        from ...ops.special import erfc_numpy
-
-        return erfc_numpy
-    from cupyx.scipy.special import erfc
-
-    return erfc
-
-
-def _abs_dy(arrays, params):
-    return np.abs(arrays[-1])
 
 
 # ---------------------------------------------------------------- the cases
@@ -196,104 +182,28 @@ def _adam_unfused(xp, arrays, params):
     return param, m, v
 
 
-def _pow_unfused(xp, arrays, params):
-    x, y, dy = arrays
-    positive = x > 0
-    safe_x = xp.where(positive, x, 1)
-    gx = xp.where((x <= 0) & ((y == 0) | (dy == 0)), 0, dy * (y * x ** (y - 1)))  # 0, not 0 * inf
-    gy = xp.where(positive, dy * (safe_x ** y * xp.log(safe_x)), 0)
-    return gx, gy
-
-
-def _select_unfused(compare):
-    def unfused(xp, arrays, params):
-        x, y, dy = arrays
-        x_wins = compare(x, y)
-        return xp.where(x_wins, dy, 0), xp.where(x_wins, 0, dy)
-    return unfused
-
-
-def _ties(xp, rs, n, dtype):
-    x = _uniform(xp, rs, -2.0, 2.0, n, dtype)
-    y = xp.where(rs.random_sample(n) < 0.1, x, _uniform(xp, rs, -2.0, 2.0, n, dtype))
-    return [x, y, _dy(xp, rs, n, dtype)], {}
-
-
-def _clip_draw(xp, rs, n, dtype):
-    x = _uniform(xp, rs, -2.0, 2.0, n, dtype)
-    x = xp.where(rs.random_sample(n) < 0.05, x.dtype.type(1), x)  # exactly at a bound
-    return [x, _dy(xp, rs, n, dtype)], {"lo": -1.0, "hi": 1.0}
-
-
-def _pow_draw(xp, rs, n, dtype):
-    x = _with_zeros(xp, rs, _uniform(xp, rs, 0.0, 3.0, n, dtype))
-    y = _uniform(xp, rs, 0.5, 3.0, n, dtype)
-    negative = rs.random_sample(n) < 0.1  # negative bases with integer exponents
-    x = xp.where(negative, -x, x)
-    y = _with_zeros(xp, rs, xp.where(negative, xp.floor(y), y))  # x ** 0 (at x = 0 too)
-    return [x, y, _with_zeros(xp, rs, _dy(xp, rs, n, dtype))], {}  # zero dy at zero x: 0, not 0 * inf
-
-
-def _softplus_unfused(xp, arrays, params):
-    x, dy = arrays
-    e = xp.exp(-xp.abs(x))
-    return (dy * (xp.where(x >= 0, 1, e) / (1 + e)),)
-
-
-def _gelu_unfused(xp, arrays, params):
-    x, dy = arrays
-    cdf = 0.5 * _erfc(xp)(x * -_SQRT_HALF)
-    pdf = xp.exp(-0.5 * x * x) * _INV_SQRT_2PI
-    return (dy * (cdf + x * pdf),)
-
-
-def _gelu_scale(arrays, params):
-    x, dy = arrays
-    x = x.astype(np.float64)
-    return np.abs(dy) * (1.0 + np.abs(x) * np.exp(-0.5 * x * x))
-
-
 def _case(name, draw, reference, unfused, unfused_ops, **options):
     return KernelCase(name, draw, reference, unfused, unfused_ops, **options)
 
 
-def _scaled_dy(alpha):
-    """A (x, dy) draw with the keyword param alpha."""
+def _hot_case(h):
+    """The case of hot gradient declaration ``h``: draws from its check's ranges, its math unfused."""
     def draw(xp, rs, n, dtype):
-        return _pair(-5.0, 3.0, zeros=True)(xp, rs, n, dtype)[0], {"alpha": alpha}
-    return draw
+        arrays = {}
+        for name in h.inputs:
+            arrays[name] = _from_range(xp, rs, h.input_range(name), n, dtype, arrays)
+        return [arrays[name] for name in h.inputs], dict(h.check.params)
+
+    def scale(arrays, params):
+        names = dict(zip(h.inputs, (a.astype(np.float64) for a in arrays)), **params, abs=np.abs, exp=np.exp)
+        return eval(h.check.scale, {"__builtins__": {}}, names)  # noqa: S307 - a declared expression
+
+    return KernelCase(h.name, draw, OpReference(h.name, len(h.outputs)), h.unfused,
+                      h.check.unfused_ops or unfused_ops(h.math), ulps=h.check.ulps,
+                      scale=scale if h.check.scale else None)
 
 
-_CASES = [
-    _case("log_grad", lambda xp, rs, n, dt: ([_signed(xp, rs, 0.1, 10.0, n, dt), _dy(xp, rs, n, dt)], {}),
-          _cpu_op("log_grad"), lambda xp, a, p: (a[1] / a[0],), 1),
-    _case("square_grad", _pair(-3.0, 3.0), _cpu_op("square_grad"), lambda xp, a, p: (2 * a[0] * a[1],), 2),
-    _case("exp_grad", _pair(0.0, 10.0), _cpu_op("exp_grad"), lambda xp, a, p: (a[1] * a[0],), 1),
-    _case("sqrt_grad", _pair(0.1, 5.0), _cpu_op("sqrt_grad"), lambda xp, a, p: (a[1] / (2 * a[0]),), 2),
-    _case("rsqrt_grad", _pair(0.1, 5.0), _cpu_op("rsqrt_grad"),
-          lambda xp, a, p: ((a[1] * -0.5) * (a[0] * a[0] * a[0]),), 4),
-    _case("reciprocal_grad", _pair(-5.0, 5.0), _cpu_op("reciprocal_grad"), lambda xp, a, p: (-a[1] * (a[0] * a[0]),), 3),
-    _case("div_grad", lambda xp, rs, n, dt: ([_uniform(xp, rs, -3.0, 3.0, n, dt), _signed(xp, rs, 0.2, 3.0, n, dt),
-                                              _dy(xp, rs, n, dt)], {}),
-          _cpu_op("div_grad", 2), lambda xp, a, p: (a[2] / a[1], -(a[2] / a[1]) * (a[0] / a[1])), 5),
-    _case("sigmoid_grad", _pair(0.0, 1.0), _cpu_op("sigmoid_grad"), lambda xp, a, p: (a[1] * (a[0] * (1 - a[0])),), 3),
-    _case("tanh_grad", _pair(-1.0, 1.0), _cpu_op("tanh_grad"), lambda xp, a, p: (a[1] * (1 - a[0] * a[0]),), 3),
-    _case("relu_grad", _pair(0.0, 3.0, zeros=True), _cpu_op("relu_grad"), lambda xp, a, p: (a[1] * (a[0] > 0),), 2),
-    _case("leaky_relu_grad", _scaled_dy(0.2), _cpu_op("leaky_relu_grad"),
-          lambda xp, a, p: (xp.where(a[0] > 0, a[1], a[1] * p["alpha"]),), 3),
-    _case("elu_grad", _scaled_dy(1.3), _cpu_op("elu_grad"),
-          lambda xp, a, p: (a[1] * xp.where(a[0] > 0, 1, xp.exp(xp.minimum(a[0], 0)) * p["alpha"]),), 5,
-          ulps=TRANSCENDENTAL),
-    _case("softplus_grad", _pair(-30.0, 30.0, zeros=True), _cpu_op("softplus_grad"), _softplus_unfused, 7,
-          ulps=TRANSCENDENTAL),
-    _case("gelu_grad", _pair(-6.0, 6.0), _cpu_op("gelu_grad"), _gelu_unfused, 10,
-          ulps={"float16": 1, "float32": 16, "float64": 16}, scale=_gelu_scale),
-    _case("abs_grad", _pair(-3.0, 3.0, zeros=True), _cpu_op("abs_grad"), lambda xp, a, p: (a[1] * xp.sign(a[0]),), 2),
-    _case("pow_grad", _pow_draw, _cpu_op("pow_grad", 2), _pow_unfused, 16, ulps=TRANSCENDENTAL),
-    _case("maximum_grad", _ties, _cpu_op("maximum_grad", 2), _select_unfused(lambda x, y: x >= y), 3),
-    _case("minimum_grad", _ties, _cpu_op("minimum_grad", 2), _select_unfused(lambda x, y: x <= y), 3),
-    _case("clip_grad", _clip_draw, _cpu_op("clip_grad"),
-          lambda xp, a, p: (xp.where((a[0] >= p["lo"]) & (a[0] <= p["hi"]), a[1], 0),), 4),
+_CASES = [_hot_case(h) for h in HOT_GRADIENTS.values()] + [
     _case("softmax_cross_entropy_grad", _softmax_ce_draw, _cpu_op("softmax_cross_entropy_grad", kernel_only=("C",)),
           _softmax_ce_unfused, 4),
     _case("sgd_momentum_update", _sgd_draw(False), _sgd_reference, _sgd_unfused, 6, in_place=True),

@@ -98,6 +98,8 @@ SPECS = [
     OpSpec("EluGrad", ops.elu_grad, [S, S], away_from_zero=0.1),
     OpSpec("Softplus", gg.softplus, [S], low=-5, high=5),
     OpSpec("SoftplusGrad", ops.softplus_grad, [S, S]),
+    OpSpec("Softsign", gg.softsign, [S], away_from_zero=0.1),
+    OpSpec("SoftsignGrad", ops.softsign_grad, [S, S], away_from_zero=0.1),
     # fused gradients of the arithmetic ops
     OpSpec("AbsGrad", ops.abs_grad, [S, S], away_from_zero=0.1),
     OpSpec("PowGrad", both_outputs(ops.pow_grad), [S, S, S],

@@ -1,0 +1,220 @@
+"""Hot gradients, each declared once: :class:`HotGradient` and :func:`declare`.
+
+A hot gradient is the fused op a forward op's rule calls (``TanhGrad`` for
+``Tanh``): one pass over its arrays, NumPy on the CPU, one CUDA kernel on a
+GPU, with a registered gradient of its own so that second order runs through
+it. Its declaration says everything about it in one place:
+
+- ``name`` and ``op_type``: the raw op ``gg.raw_ops.<name>`` and the op type it records;
+- ``inputs`` (arrays, ``dy`` last), ``outputs`` and ``params`` (keyword numbers);
+- ``math``: the formula as a Python expression of the inputs. It is the docstring's
+  formula, the CUDA of the kernel when ``generated`` (else ``kernels/<name>.cu`` is),
+  and the unfused chain of array ops that benchmark G1 and the kernel check run;
+- ``cpu``: the NumPy formula (taking ``out=`` when it has one output), with ``cost``
+  its class for thread splitting (:mod:`gpugrad.backend.cpu_fast`) and ``reuses_dy``
+  whether its result may go into a donated ``dy`` buffer;
+- ``grad``: its own gradient rule;
+- ``check``: the inputs the kernel check draws, and its tolerance.
+
+:func:`declare` makes the public function (in the caller's module, so it is in
+that module's ops and in ``gg.raw_ops``), registers the gradient and the
+generated kernel, and adds the declaration to :data:`HOT_GRADIENTS`, from which
+the kernel check's cases, the benchmarks, the fuzz and thread tests and the
+completeness tests take their lists.
+
+Example:
+    >>> import gpugrad as gg
+    >>> h = HOT_GRADIENTS["tanh_grad"]
+    >>> h.op_type, h.inputs, h.math
+    ('TanhGrad', ('y', 'dy'), 'dy * (1 - y * y)')
+"""
+import ast
+import dataclasses
+import types
+from typing import Callable, Optional
+
+from ..backend import CPU, cpu_fast, kernel_source
+from ..registry import RegisterGradient
+from ..tensor import Tensor
+from . import base
+from .base import broadcast_error, emit, emit_many, same_device, unary
+
+__all__ = ["HotGradient", "Range", "Check", "declare", "HOT_GRADIENTS", "TRANSCENDENTAL", "unfused_ops"]
+
+HOT_GRADIENTS = {}  # name -> HotGradient, in the order they are declared
+
+# exp, log, pow, erfc: libm and NumPy each within a few ulps; float16 rounds float32 results once
+TRANSCENDENTAL = {"float16": 1, "float32": 4, "float64": 4}
+
+
+@dataclasses.dataclass(frozen=True)
+class Range:
+    """Where the kernel check draws one input: uniform in [low, high], then adjusted.
+
+    ``signed``: random signs on magnitudes in [low, high]; ``zeros``, ``integers``, ``negate``:
+    fractions set to 0, rounded down to whole numbers, or negated; ``equal_to``: the name of
+    an earlier input that a tenth of the values copy (ties); ``value``: a number
+    that a twentieth of the values take exactly (a bound, a kink).
+    """
+
+    low: float
+    high: float
+    signed: bool = False
+    zeros: float = 0.0
+    integers: float = 0.0
+    negate: float = 0.0
+    equal_to: Optional[str] = None
+    value: Optional[float] = None
+
+
+DY = Range(-2.0, 2.0)
+
+
+@dataclasses.dataclass(frozen=True)
+class Check:
+    """How the kernel check tests a hot gradient's kernel against its CPU formula.
+
+    ``domain`` maps input names to :class:`Range` (``dy`` defaults to
+    :data:`DY`); ``params`` are the keyword values it passes; ``ulps`` the
+    tolerance per dtype (0: bit for bit); ``scale`` an expression of the inputs
+    giving the size of the terms, for formulas that cancel (evaluated in float64);
+    ``unfused_ops`` the launches of an unfused chain that is a function, not the math.
+    """
+
+    domain: dict = dataclasses.field(default_factory=dict)
+    params: dict = dataclasses.field(default_factory=dict)
+    ulps: dict = dataclasses.field(default_factory=dict)
+    scale: Optional[str] = None
+    unfused_ops: Optional[int] = None  # when the unfused chain is a function, not the math
+
+
+@dataclasses.dataclass(frozen=True)
+class HotGradient:
+    """The one declaration of a hot gradient (see the module docstring)."""
+
+    name: str
+    op_type: str
+    inputs: tuple
+    math: str
+    cpu: Callable
+    grad: Callable
+    summary: str
+    example: str
+    outputs: tuple = ("dx",)
+    params: tuple = ()
+    defaults: dict = dataclasses.field(default_factory=dict)
+    generated: bool = False
+    cost: Optional[str] = None
+    reuses_dy: bool = False
+    grad_reads_outputs: bool = False
+    forward: Optional[str] = None
+    check: Check = Check()
+    unfused_chain: Optional[Callable] = None  # (xp, *arrays, **params) -> outputs, where math is not array ops
+    function: Optional[Callable] = None  # the public function declare() made
+
+    def input_range(self, name):
+        return self.check.domain.get(name, DY)
+
+    def unfused(self, xp, arrays, params):
+        """The math as a chain of ``xp`` array ops (one kernel each on a GPU); a tuple of outputs."""
+        if self.unfused_chain is not None:
+            return self.unfused_chain(xp, *arrays, **params)
+        names = dict(zip(self.inputs, arrays), **params)
+        names.update({f: getattr(xp, f) for f in kernel_source.expression_names()})
+        result = eval(_compiled(self.math), {"__builtins__": {}}, names)  # noqa: S307 - a declared expression
+        return result if isinstance(result, tuple) else (result,)
+
+
+_CODE = {}
+
+
+def _compiled(expression):
+    code = _CODE.get(expression)
+    if code is None:
+        code = _CODE[expression] = compile(expression, "<hot gradient math>", "eval")
+    return code
+
+
+def unfused_ops(expression):
+    """How many array ops (GPU kernels) the unfused chain of ``expression`` launches.
+
+    Example:
+        >>> unfused_ops("dy * (1 - y * y)")
+        3
+    """
+    nodes = ast.walk(ast.parse(expression, mode="eval"))
+    return sum(isinstance(n, (ast.BinOp, ast.Compare, ast.Call))
+               or (isinstance(n, ast.UnaryOp) and not isinstance(n.operand, ast.Constant)) for n in nodes)
+
+
+def _run(h, tensors, params):
+    """Compute hot gradient ``h`` of ``tensors`` (dy last) and record it."""
+    dev = tensors[0]._device
+    for t in tensors:
+        if t._device is not dev:
+            same_device(tensors, h.op_type)
+    if params:
+        arrays_params = {k: (v._data if isinstance(v, Tensor) else v) for k, v in params.items()}
+    else:
+        arrays_params = None
+    try:
+        if dev is CPU:
+            out = None
+            if h.reuses_dy and base.donated[0] is not None and base._take_donated(tensors[0], tensors[-1]):
+                out = tensors[-1]._data  # dy's buffer is free: the result goes into it
+            data = cpu_fast.run(h.cpu, [t._data for t in tensors], h.cost, out, arrays_params)
+        else:
+            data = dev.backend.fused(h.name, *[t._data for t in tensors], **(arrays_params or {}))
+    except ValueError:
+        raise broadcast_error(h.op_type, *tensors) from None
+    if len(h.outputs) == 1:
+        return emit(h.op_type, data, dev, tensors, arrays_params)
+    return emit_many(h.op_type, data, dev, tensors, arrays_params)
+
+
+def _public_function(h, module_globals):
+    """The function ``h.name(*inputs, **params)``, defined as if written in the caller's module."""
+    positional = list(h.inputs) + [p for p in h.params if p not in h.defaults]
+    keyword = [f"{p}={h.defaults[p]!r}" for p in h.params if p in h.defaults]
+    call_params = "{" + ", ".join(f"{p!r}: {p}" for p in h.params) + "}" if h.params else "None"
+    converted = ", ".join(f"{n} if {n}.__class__ is _Tensor else _unary({n})" for n in h.inputs)
+    source = (f"def _make(_run, _h, _unary, _Tensor):\n"
+              f"    def {h.name}({', '.join(positional + keyword)}):\n"
+              f"        return _run(_h, ({converted},), {call_params})\n"
+              f"    return {h.name}\n")
+    namespace = {}
+    exec(compile(source, __file__, "exec"), namespace)  # noqa: S102 - built from the declaration's names
+    inner = namespace["_make"](_run, h, unary, Tensor)
+    fn = types.FunctionType(inner.__code__, module_globals, h.name, inner.__defaults__, inner.__closure__)
+    fn.__module__ = module_globals["__name__"]
+    fn.__qualname__ = h.name
+    fn.__doc__ = f"{h.summary}: ``{h.math}``.\n\n    Example:\n        >>> import gpugrad as gg\n" + \
+        "".join(f"        {line}\n" for line in h.example.strip().splitlines())
+    return fn
+
+
+def declare(module_globals, **fields):
+    """Declare a hot gradient (the fields of :class:`HotGradient`); returns its public function.
+
+    Called at the top level of an op module as ``tanh_grad = declare(globals(), name="tanh_grad", ...)``.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.raw_ops.square_grad(gg.tensor(3.0), gg.tensor(1.0)).item()
+        6.0
+    """
+    h = HotGradient(**fields)
+    if h.name in HOT_GRADIENTS:
+        raise ValueError(f"hot gradient {h.name!r} is declared twice")
+    if h.generated:
+        if len(h.outputs) != 1:
+            raise ValueError(f"hot gradient {h.name!r}: a generated kernel has one output")
+        kernel_source.register(h.name, kernel_source.from_expression(
+            h.name, f"{h.summary}: {h.math}.", h.inputs, h.math, h.params))
+    if h.reuses_dy and (h.cost is None or len(h.outputs) != 1):
+        raise ValueError(f"hot gradient {h.name!r}: reuses_dy needs a one-output formula with out= (a cost class)")
+    RegisterGradient(h.op_type, reads_outputs=h.grad_reads_outputs)(h.grad)
+    fn = _public_function(h, module_globals)
+    object.__setattr__(h, "function", fn)  # frozen for users; set once here
+    HOT_GRADIENTS[h.name] = h
+    return fn
