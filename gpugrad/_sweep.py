@@ -2,7 +2,7 @@
 
 :func:`backward` is the one interface: the tape's ``gradient`` and
 ``jacobian``, and the diagnostics' side sweep call it with a list of records
-(tuples made by :mod:`gpugrad.recorder`), the seed gradients (from
+(tuples made by :mod:`gpugrad._recorder`), the seed gradients (from
 :func:`seed_gradients`) and the ids of the sources. It
 
 1. keeps the records that lie on a path from a source (one forward pass,
@@ -26,12 +26,12 @@ import sys
 from sys import getrefcount
 
 from . import anomaly
-from . import nest
+from . import _nest as nest
 from . import registry
 from .errors import DeviceError, DTypeError, GradientError, GradientUsageError, NotATensorError, ShapeError
 from .ops import add, cast, ones_like, sum_to, zeros_like
 from .ops.base import donated
-from .recorder import INPUTS, OUTPUTS, FreedOutputs, Op, active_tapes
+from ._recorder import INPUTS, OUTPUTS, FreedOutputs, Op, active_tapes
 from .registry import gradient_rule
 from .tensor import Tensor, ensure_tensor
 

@@ -2,7 +2,7 @@
 
 While the mode is on, a pseudo-tape sits among the recording tapes of the
 thread that turned it on (the mode is per thread, as the tapes are). It takes every record
-:func:`~gpugrad.recorder.emit` hands it, as if it followed every tensor, and keeps
+:func:`~gpugrad._recorder.emit` hands it, as if it followed every tensor, and keeps
 none: it checks the op's outputs for NaN and Inf, and notes per output
 the op type and the user's source line that made it (in a dict dropped when
 the mode ends; memory stays flat). Gradient rules run gpugrad ops, so the
@@ -30,7 +30,7 @@ import threading
 import numpy as np
 
 from .errors import AnomalyError
-from .recorder import INPUTS, OUTPUTS, TYPE, pop_tape, push_tape
+from ._recorder import INPUTS, OUTPUTS, TYPE, pop_tape, push_tape
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _EXAMPLES = os.path.join(_PACKAGE, "examples") + os.sep  # user-level scripts shipped in the package

@@ -2,9 +2,9 @@
 import functools
 import inspect
 
-from . import nest
+from . import _nest as nest
 from .errors import GradientError, GradientUsageError
-from .recorder import active_tapes, paused, record
+from ._recorder import active_tapes, paused, record
 from .tensor import Tensor, ensure_tensor
 
 

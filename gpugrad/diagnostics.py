@@ -15,9 +15,9 @@ non-zero one and to name the op that sends back zeros.
 An unrecorded op leaves no trace, so where the tape cannot tell which of
 several causes it was, the text names them all and says so.
 """
-from . import nest, registry
+from . import _nest as nest, registry
 from .ops import zeros_like
-from .recorder import BACKWARD_FN, INPUTS, OUTPUTS, TYPE, Op, paused
+from ._recorder import BACKWARD_FN, INPUTS, OUTPUTS, TYPE, Op, paused
 from ._sweep import backward, seed_gradients
 from .tensor import Tensor, Variable, ensure_tensor
 

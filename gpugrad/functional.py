@@ -6,7 +6,7 @@ of them run :class:`~gpugrad.GradientTape` underneath, so they nest (a
 Hessian is the Jacobian of a Jacobian) and an outer tape records them.
 
 Arguments may be Tensors, Variables, NumPy arrays or Python numbers, or
-lists, tuples and dicts of them (see :mod:`gpugrad.nest`); results keep their
+lists, tuples and dicts of them (see :mod:`gpugrad._nest`); results keep their
 structure. Arrays and numbers are converted with :func:`gpugrad.tensor`, so
 float64 arrays stay float64 and Python floats become float32. A source the
 output does not depend on gets zeros, as in JAX. Variables a function reads
@@ -27,7 +27,7 @@ Example:
 import functools
 from collections import Counter
 
-from . import nest
+from . import _nest as nest
 from .errors import DeviceError, DTypeError, ShapeError
 from .ops import identity, zeros_like
 from .tape import GradientTape

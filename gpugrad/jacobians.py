@@ -21,7 +21,7 @@ Example:
 """
 import math
 
-from . import nest
+from . import _nest as nest
 from .errors import DTypeError, NotATensorError, ShapeError
 from .ops import reshape, stack, zeros_like
 from ._sweep import backward, records_on_paths

@@ -1,6 +1,6 @@
 """GradientTape: record ops on watched tensors, then ask for gradients.
 
-Recording happens in :mod:`gpugrad.recorder` (per thread); the backward sweep
+Recording happens in :mod:`gpugrad._recorder` (per thread); the backward sweep
 in :mod:`gpugrad._sweep`. This module holds the tape's user-facing API: what
 it watches, when it records, and what ``gradient`` hands the sweep. A
 non-persistent tape records no more once ``gradient`` is called and lets the
@@ -11,11 +11,11 @@ its own ``with`` block, records the sweep itself (as TensorFlow does), so
 import contextlib
 from collections import namedtuple
 
-from . import nest
+from . import _nest as nest
 from ._sweep import backward, seed_gradients
 from .errors import GradientError, GradientUsageError, NotATensorError
 from .ops import zeros_like
-from .recorder import INPUTS, OUTPUTS, pop_tape, push_tape
+from ._recorder import INPUTS, OUTPUTS, pop_tape, push_tape
 from .tensor import Tensor, Variable
 
 TapeView = namedtuple("TapeView", "records watched watch_accessed")  # see GradientTape._diagnostic_view

@@ -13,7 +13,7 @@ import pytest
 
 import gpugrad as gg
 from gpugrad import anomaly
-from gpugrad.recorder import active_tapes
+from gpugrad._recorder import active_tapes
 
 from .conftest import device_params
 

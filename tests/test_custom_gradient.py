@@ -11,7 +11,7 @@ import pytest
 
 import gpugrad as gg
 from gpugrad import registry
-from gpugrad.recorder import active_tapes
+from gpugrad._recorder import active_tapes
 
 
 @pytest.fixture(autouse=True)

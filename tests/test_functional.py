@@ -7,7 +7,7 @@ import pytest
 
 import gpugrad as gg
 from gpugrad import tape as tape_module  # its global `backward` is the sweep gradient() calls
-from gpugrad.recorder import active_tapes
+from gpugrad._recorder import active_tapes
 
 from .conftest import numerical_jacobian
 

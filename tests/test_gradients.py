@@ -8,7 +8,7 @@ import pytest
 
 import gpugrad as gg
 from gpugrad.gradient_checker import compute_gradient, max_error
-from gpugrad.recorder import active_tapes
+from gpugrad._recorder import active_tapes
 
 from .conftest import TOL64, check, device_params, gradient_function, recorded_types  # noqa: F401 - shared
 from gpugrad._tools.op_specs import ALL_SPECS, OpSpec, elementwise, special
@@ -66,7 +66,9 @@ def test_third_order_check_catches_a_detached_second_derivative(monkeypatch):
 
 def test_every_registered_op_has_a_spec():
     covered = {spec.op_type for spec in ALL_SPECS}
-    missing = sorted(set(gg.registered_ops()) - covered)
+    # gpugrad's own rules: the ones other tests register (any order of the suite) are theirs to check
+    builtin = {op for op in gg.registered_ops() if gg.registry.rules[op].__module__.startswith("gpugrad.")}
+    missing = sorted(builtin - covered)
     assert not missing, f"registered ops with no spec in gpugrad/_tools/op_specs: {missing}"
 
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import gpugrad as gg
-from gpugrad.recorder import active_tapes
+from gpugrad._recorder import active_tapes
 
 from .conftest import numerical_jacobian
 

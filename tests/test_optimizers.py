@@ -16,7 +16,7 @@ import pytest
 import gpugrad as gg
 from gpugrad.optimizers import kernels_ref
 from gpugrad.optimizers import AdaGrad, Adam, AdamW, RMSProp, SGD, schedules
-from gpugrad.recorder import active_tapes
+from gpugrad._recorder import active_tapes
 from tests.conftest import device_params
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None

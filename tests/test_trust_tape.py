@@ -8,7 +8,7 @@ import pytest
 
 import gpugrad as gg
 from gpugrad import registry
-from gpugrad.recorder import active_tapes
+from gpugrad._recorder import active_tapes
 from gpugrad._sweep import DONATE_MIN_SIZE
 from tests.conftest import HOT_GRADIENTS, swapped_cpu_formula
 

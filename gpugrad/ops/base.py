@@ -2,7 +2,7 @@
 
 An op function converts its operands with :func:`unary` / :func:`binary`,
 computes its output array with the device's array module, and ends in
-:func:`gpugrad.recorder.emit`. A hot gradient op runs :func:`fused`: NumPy on
+:func:`gpugrad._recorder.emit`. A hot gradient op runs :func:`fused`: NumPy on
 the CPU, the CUDA kernel of the same name from ``kernels/`` on a GPU.
 """
 import numpy as np
@@ -10,7 +10,7 @@ import numpy as np
 from ..backend import CPU, cpu_fast
 from ..backend.cpu_fast import COSTLY
 from ..errors import DeviceError, DTypeError, ShapeError
-from ..recorder import emit, emit_many  # noqa: F401 - re-exported for op modules
+from .._recorder import emit, emit_many  # noqa: F401 - re-exported for op modules
 from ..tensor import Tensor, Variable, ensure_tensor
 
 _scalar_tensors = {}  # (value, dtype, device) -> 0-d Tensor, for Python numbers in ops

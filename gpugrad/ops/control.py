@@ -9,7 +9,7 @@ TensorFlow, ops that read only that output are not recorded at all.
 import numpy as np
 
 from ..errors import DTypeError
-from ..recorder import active_tapes, record
+from .._recorder import active_tapes, record
 from ..registry import NotDifferentiable, RegisterGradient
 from ..tensor import Tensor
 from .base import emit, public_ops, unary
