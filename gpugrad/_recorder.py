@@ -1,11 +1,11 @@
 """Recording ops on the tapes that are active: the per-op hot path.
 
 Every op ends in :func:`emit`. With no tape recording in any thread that
-costs one list check; otherwise each tape active in the calling thread that
-watches one of the inputs appends one shared record, a plain tuple ``(type,
-inputs, outputs, attrs, backward_fn, versions)`` (the cheapest object Python
-makes), and starts watching the outputs. The backward sweep shows each record
-to a gradient rule as an :class:`Op`.
+costs one list check; otherwise each :class:`Recording` active in the calling
+thread (a tape's: what it follows and what it recorded) that follows one of the
+inputs appends one shared record, a plain tuple ``(type, inputs, outputs,
+attrs, backward_fn, versions)`` (the cheapest object Python makes), and follows
+the outputs. The backward sweep shows each record to a gradient rule as an :class:`Op`.
 
 Recording state is per thread, as TensorFlow's tape stack is: a tape entered
 in one thread sees only that thread's ops. Each thread's stack of tapes is
@@ -26,8 +26,47 @@ from .tensor import Tensor, Variable
 _new = object.__new__
 
 
+class Recording:
+    """What one tape records into; the recorder appends to it, the tape reads it.
+
+    ``tape``: the tape, while it records (what :func:`active_tapes` lists).
+
+    ``ops``: the records, in order; ``watched``: id -> tensor for the tensors
+    followed (None for op outputs, which their record holds); ``roots``: ids of
+    the tensors watched by hand or as variables; ``variables``: id -> the
+    variables watched, in order; ``watch_accessed``: whether trainable variables
+    an op reads are watched. ``ops`` is None once a non-persistent tape is used.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> r = Recording(None, watch_accessed=True)
+        >>> r.watch(gg.tensor(1.0)); len(r.roots)
+        1
+    """
+
+    __slots__ = ("tape", "ops", "watched", "roots", "variables", "watch_accessed")
+
+    def __init__(self, tape, watch_accessed):
+        self.tape = tape
+        self.watch_accessed = watch_accessed
+        self.reset()
+
+    def reset(self):
+        """Forget the records and what is followed."""
+        self.ops, self.watched, self.roots, self.variables = [], {}, set(), {}
+
+    def watch(self, t):
+        """Follow tensor ``t`` as a root (a float one: integers have no gradient)."""
+        if t._data.dtype.kind not in "fc":
+            return
+        self.watched[id(t)] = t
+        self.roots.add(id(t))
+        if isinstance(t, Variable):
+            self.variables.setdefault(id(t), t)
+
+
 class _TapeStack(list):
-    """One thread's tapes that record now, outermost first; ``owner`` is the thread's ident."""
+    """One thread's recordings now active, outermost first; ``owner`` is the thread's ident."""
 
     __slots__ = ("owner",)
 
@@ -53,7 +92,7 @@ recording_anywhere = []
 
 
 def active_tapes():
-    """The calling thread's recording tapes, outermost first (the live list; do not mutate).
+    """The calling thread's recording tapes, outermost first (a new list).
 
     Example:
         >>> import gpugrad as gg
@@ -63,24 +102,25 @@ def active_tapes():
         >>> active_tapes()
         []
     """
-    return _thread_stack() or _NO_TAPES
+    return [r.tape for r in _thread_stack() or ()]
 
 
-def push_tape(tape):
-    """Start recording ``tape`` in the calling thread; returns the stack it joined (for :func:`pop_tape`)."""
+def push_tape(recording):
+    """Start appending to :class:`Recording` ``recording`` in the calling thread; returns the stack it
+    joined (for :func:`pop_tape`)."""
     stack = _stack_var.get()
     if stack is None or stack.owner != get_ident():  # a thread's first tape, or a context from another thread
         stack = _TapeStack()
         _stack_var.set(stack)
-    stack.append(tape)
+    stack.append(recording)
     recording_anywhere.append(None)
     return stack
 
 
-def pop_tape(tape, stack):
-    """Stop recording ``tape``, which :func:`push_tape` put in ``stack``."""
+def pop_tape(recording, stack):
+    """Stop appending to ``recording``, which :func:`push_tape` put in ``stack``."""
     for i in range(len(stack) - 1, -1, -1):
-        if stack[i] is tape:
+        if stack[i] is recording:
             del stack[i]
             recording_anywhere.pop()
             return
@@ -163,9 +203,8 @@ def emit(op_type, data, device, inputs, attrs=None):
     """Wrap ``data`` as the output tensor of ``op_type`` and record it.
 
     For inputs that are all plain tensors (no variable to watch or version),
-    the record is made here, not in :func:`record`: every op passes through
-    this function, and a call less is a tenth of an op's cost. Each tape
-    decides in its ``_take`` whether it keeps the record.
+    the body of :func:`record` is repeated here for one output: every op
+    passes through this function, and a call less is a tenth of an op's cost.
     """
     if data.__class__ is not device.array_type:
         data = device.xp.asarray(data)  # NumPy reductions return scalars
@@ -180,9 +219,16 @@ def emit(op_type, data, device, inputs, attrs=None):
             if t.__class__ is not Tensor:  # a variable: it may need watching, and its version keeping
                 record((out,), inputs, op_type, attrs, None)
                 return out
-        rec = (op_type, inputs, (out,), attrs, None, None)
-        for tape in tapes:
-            tape._take(rec)  # the tape keeps it if it follows an input
+        rec = None
+        for r in tapes:
+            watched = r.watched
+            for t in inputs:
+                if id(t) in watched:
+                    if rec is None:
+                        rec = (op_type, inputs, (out,), attrs, None, None)
+                    r.ops.append(rec)
+                    watched[id(out)] = None  # the record keeps `out` alive; no second reference
+                    break
     return out
 
 
@@ -207,6 +253,17 @@ def record(outputs, inputs, op_type, attrs, backward_fn, follow_outputs=True):
     variables = [t for t in inputs if t.__class__ is not Tensor and isinstance(t, Variable)]
     versions = tuple([getattr(t, "_version", None) for t in inputs]) if variables else None
     rec = (op_type, inputs, outputs, attrs, backward_fn, versions)
-    for tape in _thread_stack() or ():
-        tape._take(rec, variables, follow_outputs)  # GradientTape._take: the tape decides what it keeps
+    for r in _thread_stack() or ():
+        watched = r.watched
+        if variables and r.watch_accessed:
+            for v in variables:
+                if v.trainable and id(v) not in watched:
+                    r.watch(v)
+        for t in inputs:
+            if id(t) in watched:
+                r.ops.append(rec)
+                if follow_outputs:
+                    for o in outputs:
+                        watched[id(o)] = None  # the record keeps `o` alive; no second reference
+                break
     return rec

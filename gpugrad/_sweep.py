@@ -18,27 +18,23 @@ and gradient is dropped once its op is done, and with ``release`` the
 records themselves, so memory falls during the sweep) and declared buffer
 reuse (a rule registered ``donates_dy`` may write into its upstream gradient
 when exact reference counts show nothing else holds it; see
-``gpugrad.ops.base.donated``). Rules run with gpugrad ops, so a tape that
+``gpugrad._donation``). Rules run with gpugrad ops, so a tape that
 records while the sweep runs records the gradient computation: that is how
 second and higher derivatives work.
 """
 import sys
 from sys import getrefcount
 
-from . import anomaly
+from . import _donation, anomaly
 from . import _nest as nest
 from . import registry
 from .errors import DeviceError, DTypeError, GradientError, GradientUsageError, NotATensorError, ShapeError
 from .ops import add, cast, ones_like, sum_to, zeros_like
-from .ops.base import donated
 from ._recorder import INPUTS, OUTPUTS, FreedOutputs, Op, active_tapes
 from .registry import gradient_rule
 from .tensor import Tensor, ensure_tensor
 
-# Reusing a dying gradient's buffer needs exact reference counts: CPython before 3.14, with the GIL.
-donating = (sys.implementation.name == "cpython" and sys.version_info < (3, 14)
-            and getattr(sys, "_is_gil_enabled", lambda: True)())
-DONATE_MIN_SIZE = 1 << 15  # elements: below this a fresh allocation costs nothing
+from ._donation import DONATE_MIN_SIZE
 
 
 def records_on_paths(records, source_ids):
@@ -122,7 +118,7 @@ def _sweep(on_path, seeds, source_ids, reached, anomaly_cell):
     op = Op(None, reached)  # one view, refilled for each record
     freed = FreedOutputs()  # op.outputs of a rule declared not to read them
     # donation needs exact reference counts and no tape of this thread recording the sweep
-    donate_min = DONATE_MIN_SIZE if donating and not active_tapes() else sys.maxsize
+    donate_min = DONATE_MIN_SIZE if _donation.donating and not active_tapes() else sys.maxsize
     while on_path:
         rec = next_record()
         if anomaly_cell is not None:
@@ -157,11 +153,11 @@ def _sweep(on_path, seeds, source_ids, reached, anomaly_cell):
                 # it: this loop holds the only reference (dy; getrefcount adds one), no tape records
                 if (op_type in donating_dy and dy._data.size >= donate_min and key not in source_ids
                         and getrefcount(dy) == 2 and getrefcount(dy._data) == 2 and dy._data.base is None):
-                    donated[0] = dy._data
+                    _donation.lent[0] = dy._data
                     try:
                         in_grads = rule(op, dy)
                     finally:
-                        donated[0] = None
+                        _donation.lent[0] = None
                 else:
                     in_grads = rule(op, dy)
             else:

@@ -30,7 +30,7 @@ import threading
 import numpy as np
 
 from .errors import AnomalyError
-from ._recorder import INPUTS, OUTPUTS, TYPE, pop_tape, push_tape
+from ._recorder import INPUTS, OUTPUTS, TYPE, Recording, pop_tape, push_tape
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _EXAMPLES = os.path.join(_PACKAGE, "examples") + os.sep  # user-level scripts shipped in the package
@@ -40,7 +40,7 @@ class _ThreadAnomaly(threading.local):
 
     def __init__(self):
         self.depth = 0  # nested detect_anomaly() blocks
-        self.pseudo_tape = None  # among the thread's recording tapes while the mode is on
+        self.pseudo_tape = None  # the Recording that checks every op, among the thread's while the mode is on
         self.joined = None  # the tape list it joined
         self.sweeps = []  # one cell per backward sweep running now, innermost last: [the record it is on]
 
@@ -106,7 +106,7 @@ class detect_anomaly(contextlib.ContextDecorator):  # noqa: N801 - used like a f
     def __enter__(self):
         state = _state
         if state.depth == 0:
-            state.pseudo_tape = _AnomalyTape()
+            state.pseudo_tape = _anomaly_recording()
             state.joined = push_tape(state.pseudo_tape)
         state.depth += 1
         return self
@@ -135,15 +135,22 @@ def enabled():
     return _state.depth > 0
 
 
-class _AnomalyTape:
-    """What the recorder takes for a tape: follows everything, checks each record, keeps none."""
+class _EveryId(dict):
+    """Stands where a recording keeps the ids it follows: it follows every tensor and keeps none."""
 
-    def __init__(self):
-        self._ops = _Checker()
+    def __contains__(self, key):
+        return True
 
-    def _take(self, rec, variables=None, follow_outputs=True):
-        """As ``GradientTape._take``, for every record: check it; watch no variable."""
-        self._ops.append(rec)
+    def __setitem__(self, key, value):
+        pass
+
+
+def _anomaly_recording():
+    """A :class:`Recording` that follows every op and checks each record; its "tape" is the :class:`_Checker`."""
+    checker = _Checker()
+    r = Recording(checker, watch_accessed=False)
+    r.ops, r.watched = checker, _EveryId()
+    return r
 
 
 def _is_internal(filename):

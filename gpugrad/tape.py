@@ -15,8 +15,8 @@ from . import _nest as nest
 from ._sweep import backward, seed_gradients
 from .errors import GradientError, GradientUsageError, NotATensorError
 from .ops import zeros_like
-from ._recorder import INPUTS, OUTPUTS, pop_tape, push_tape
-from .tensor import Tensor, Variable
+from ._recorder import Recording, pop_tape, push_tape
+from .tensor import Tensor
 
 TapeView = namedtuple("TapeView", "records watched watch_accessed")  # see GradientTape._diagnostic_view
 
@@ -36,22 +36,19 @@ class GradientTape:
 
     def __init__(self, persistent=False, watch_accessed_variables=True):
         self._persistent = bool(persistent)
-        self._watch_accessed = bool(watch_accessed_variables)
-        self._reset_records()
+        self._rec = Recording(None, bool(watch_accessed_variables))  # the recorder appends to it
         self._recording = False
-        self._tapes_joined = None  # the thread's tape list this tape records in, while it does
+        self._tapes_joined = None  # the thread's stack this tape records in, while it does
 
-    def _reset_records(self):
-        self._ops = []
-        self._watched = {}  # id -> the tensor for explicit watches, None for op outputs (their record holds them)
-        self._roots = set()  # ids of the tensors watched by hand or as variables: every record descends from one
-        self._variables = {}  # id(variable) -> variable, in watch order
+    # what it recorded and follows, for tests that look inside (None once a non-persistent tape is used)
+    _ops = property(lambda self: self._rec.ops)
+    _watched = property(lambda self: self._rec.watched)
 
     # --- recording ----------------------------------------------------------
     def __enter__(self):
         if self._recording:
             raise GradientUsageError("this GradientTape is already recording; tapes are entered once")
-        if self._ops is None:
+        if self._rec.ops is None:
             raise GradientError("this non-persistent GradientTape has been used; create a new one")
         self._start()
         return self
@@ -61,53 +58,31 @@ class GradientTape:
 
     def _stop(self):
         if self._recording:
-            pop_tape(self, self._tapes_joined)
-            self._tapes_joined = None
+            pop_tape(self._rec, self._tapes_joined)
+            self._rec.tape = self._tapes_joined = None  # no cycle tape -> recording -> tape once stopped
             self._recording = False
 
     def _start(self):
-        self._tapes_joined = push_tape(self)
+        self._rec.tape = self
+        self._tapes_joined = push_tape(self._rec)
         self._recording = True
-
-    def _watch_one(self, t):
-        if t._data.dtype.kind not in "fc":
-            return  # integers have no gradient
-        self._watched[id(t)] = t
-        self._roots.add(id(t))
-        if isinstance(t, Variable):
-            self._variables.setdefault(id(t), t)
-
-    def _take(self, rec, variables=None, follow_outputs=True):
-        """The recorder's one call per op and tape: watch the trainable ``variables`` the op read (if
-        the tape watches accessed ones); keep ``rec`` if it follows an input; then follow its outputs."""
-        watched = self._watched
-        if variables and self._watch_accessed:
-            for v in variables:
-                if v.trainable and id(v) not in watched:
-                    self._watch_one(v)
-        for t in rec[INPUTS]:
-            if id(t) in watched:
-                self._ops.append(rec)
-                if follow_outputs:
-                    for o in rec[OUTPUTS]:
-                        watched[id(o)] = None  # the record keeps `o` alive; no second reference
-                return
 
     def watch(self, tensor):
         """Follow ``tensor`` (or every tensor in a nested list/tuple/dict).
 
         Integer tensors cannot have gradients and are not followed.
         """
-        if self._ops is None:
+        if self._rec.ops is None:
             raise GradientError("this non-persistent GradientTape has been used; create a new one")
         for t in nest.flatten(tensor):
             if not isinstance(t, Tensor):
                 raise NotATensorError(f"tape.watch() takes tensors or variables, not {type(t).__name__}")
-            self._watch_one(t)
+            self._rec.watch(t)
 
     def watched_variables(self):
         """The variables this tape watches, in the order it first saw them (also after ``gradient()``)."""
-        return tuple(self._variables.values()) if self._variables else ()
+        variables = self._rec.variables
+        return tuple(variables.values()) if variables else ()
 
     @contextlib.contextmanager
     def stop_recording(self):
@@ -143,13 +118,14 @@ class GradientTape:
             >>> [rec[0] for rec in view.records], id(x) in view.watched, view.watch_accessed
             (['Mul'], True, True)
         """
-        if self._ops is None:
-            return TapeView(None, None, self._watch_accessed)
-        return TapeView(tuple(self._ops), self._watched.keys(), self._watch_accessed)
+        r = self._rec
+        if r.ops is None:
+            return TapeView(None, None, r.watch_accessed)
+        return TapeView(tuple(r.ops), r.watched.keys(), r.watch_accessed)
 
     def reset(self):
         """Forget everything recorded so far; the tape keeps recording if it was."""
-        self._reset_records()
+        self._rec.reset()
 
     # --- differentiation ---------------------------------------------------
     def gradient(self, target, sources, output_gradients=None, unconnected_gradients="none"):
@@ -207,7 +183,7 @@ class GradientTape:
         return batch_jacobian(self, target, source, unconnected_gradients)
 
     def _check_unused(self, what):
-        if self._ops is None:
+        if self._rec.ops is None:
             raise GradientError(
                 "a non-persistent GradientTape can compute gradients only once and has released "
                 f"what it recorded; use GradientTape(persistent=True) to call {what}() again")
@@ -222,13 +198,14 @@ class GradientTape:
         every root a source every tensor is reached and the path search is
         skipped (``reached`` is then the ids the tape follows; else None).
         """
-        source_ids = {id(s) for s in flat_sources if id(s) in self._watched}  # unwatched sources get None
-        records = self._ops
-        reached = self._watched if self._roots <= source_ids else None
+        r = self._rec
+        source_ids = {id(s) for s in flat_sources if id(s) in r.watched}  # unwatched sources get None
+        records = r.ops
+        reached = r.watched if r.roots <= source_ids else None
         if self._persistent:
             if self._recording and reached is not None:
                 reached = set(reached)  # this tape records the sweep: a snapshot of what it follows now
             return records, source_ids, reached, False
         self._stop()
-        self._ops = self._watched = self._roots = None
+        r.ops = r.watched = r.roots = None
         return records, source_ids, reached, True

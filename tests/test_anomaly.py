@@ -216,7 +216,7 @@ def test_nesting_and_decorator():
     def f(x):
         assert anomaly.enabled()
         with gg.detect_anomaly():  # nested: still one pseudo-tape
-            assert sum(t is anomaly._state.pseudo_tape for t in active_tapes()) == 1
+            assert sum(t is anomaly._state.pseudo_tape.tape for t in active_tapes()) == 1
         assert anomaly.enabled()  # the inner block did not switch it off
         return gg.log(x)
 
@@ -251,7 +251,7 @@ def test_the_pseudo_tape_keeps_no_records():
     """Memory stays flat: the pseudo-tape stores only (op type, file, line) per output, dropped at exit."""
     x = gg.tensor(np.ones(4, np.float32))
     with gg.detect_anomaly():
-        checker = anomaly._state.pseudo_tape._ops
+        checker = anomaly._state.pseudo_tape.ops
         for _ in range(50):
             x = gg.tanh(x) * 1.0
         assert not hasattr(checker, "__len__")  # nothing to count: records are not kept

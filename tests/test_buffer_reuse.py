@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import gpugrad as gg
-from gpugrad import _sweep as sweep_module
+from gpugrad import _donation
 from tests.conftest import HOT_GRADIENTS, swapped_cpu_formula
 
 N = 1 << 16  # above DONATE_MIN_SIZE
@@ -20,15 +20,15 @@ def x():
 
 
 def gradients(fn, x, donate, **kwargs):
-    saved = sweep_module.donating
-    sweep_module.donating = donate
+    saved = _donation.donating
+    _donation.donating = donate
     try:
         with gg.GradientTape() as tape:
             tape.watch(x)
             y = fn(x)
         return tape.gradient(y, x, **kwargs).numpy()
     finally:
-        sweep_module.donating = saved
+        _donation.donating = saved
 
 
 CHAINS = {

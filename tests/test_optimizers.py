@@ -217,7 +217,7 @@ def _spy_scratch(monkeypatch):
 
 
 def test_minimize_updates_in_its_own_gradients_and_matches_apply_gradients(monkeypatch):
-    from gpugrad._sweep import donating
+    from gpugrad._donation import donating
     seen = _spy_scratch(monkeypatch)
     rng = np.random.default_rng(0)
     x = gg.tensor(rng.standard_normal((16, 8)).astype(np.float32))
@@ -257,7 +257,7 @@ def test_minimize_leaves_gradients_it_shares_or_does_not_own(monkeypatch):
     assert seen == [False, False, False]
     w = gg.Variable([2.0, 2.0])
     opt.minimize(lambda: gg.sum(w * w), [w])  # one fresh gradient: scratch where refcounts are exact
-    from gpugrad._sweep import donating
+    from gpugrad._donation import donating
     assert seen[-1] is donating
     np.testing.assert_array_equal(w.numpy(), [0.0, 0.0])
 

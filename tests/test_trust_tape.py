@@ -9,7 +9,7 @@ import pytest
 import gpugrad as gg
 from gpugrad import registry
 from gpugrad._recorder import active_tapes
-from gpugrad._sweep import DONATE_MIN_SIZE
+from gpugrad._donation import DONATE_MIN_SIZE
 from tests.conftest import HOT_GRADIENTS, swapped_cpu_formula
 
 LARGE = 2 * DONATE_MIN_SIZE  # above the size at which the sweep donates dy's buffer (64 Ki elements)
@@ -95,7 +95,7 @@ def test_reuse_and_output_freeing_are_declarations_of_the_builtin_rules_only():
     assert user and not registry.rules_donating_dy.intersection(user)
 
 
-@pytest.mark.skipif(not gg._sweep.donating, reason="buffer donation needs CPython < 3.14 reference counts")
+@pytest.mark.skipif(not gg._donation.donating, reason="buffer donation needs CPython < 3.14 reference counts")
 def test_a_builtin_rule_still_writes_into_a_free_dy():
     """Tanh declares donates_dy: its gradient lands in dy's own buffer (the speed W3/W4 keep)."""
     seen = {}

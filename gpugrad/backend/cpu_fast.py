@@ -30,9 +30,9 @@ from .cpu_threads import SPLIT_MIN_CHEAP, SPLIT_MIN_COSTLY, split_formula
 __all__ = ["CHEAP", "COSTLY", "run", "select", "select_or_zero", "split_by_mask", "relu", "sigmoid",
            "sum", "mean", "max"]
 
-CHEAP = "cheap"  # + - * / sqrt, comparisons, selections
-COSTLY = "costly"  # exp, log, tanh, erf: a chunk of 64 Ki elements pays for a thread hand-off
-SPLIT_MIN = {CHEAP: SPLIT_MIN_CHEAP, COSTLY: SPLIT_MIN_COSTLY}  # elements from which an op is split
+# A cost class is the number of elements from which an op of that class is split across threads.
+CHEAP = SPLIT_MIN_CHEAP  # + - * / sqrt, comparisons, selections: bound by memory bandwidth
+COSTLY = SPLIT_MIN_COSTLY  # exp, log, tanh, erf: a chunk of 64 Ki elements pays for a thread hand-off
 
 
 def run(formula, arrays, cost=None, out=None, params=None):
@@ -42,19 +42,22 @@ def run(formula, arrays, cost=None, out=None, params=None):
     formula written with ``out=``); ``cost`` is its class, :data:`CHEAP` or
     :data:`COSTLY`, or None for a formula that is never split (one that has no
     ``out=``, or returns several arrays; it is called without ``out``). An op is
-    split from :data:`SPLIT_MIN` elements of its class, when its arrays share one
+    split from as many elements as its class says, when its arrays share one
     shape and float dtype and its params are scalars; the result is the one
-    call's to the last bit either way.
+    call's to the last bit either way. Small arrays cost one comparison more
+    than the call itself.
 
     Example:
         >>> import numpy as np
         >>> run(np.add, (np.ones(2), np.ones(2)), CHEAP).tolist()
         [2.0, 2.0]
     """
-    params = params or {}
-    if cost is None:
+    if cost is None or arrays[0].size < cost:
+        if params is None:
+            return formula(*arrays) if out is None else formula(*arrays, out=out)
         return formula(*arrays, **params) if out is None else formula(*arrays, out=out, **params)
-    if arrays[0].size >= SPLIT_MIN[cost] and all(np.ndim(v) == 0 for v in params.values()):
+    params = params or {}
+    if all(np.ndim(v) == 0 for v in params.values()):
         return split_formula(formula, arrays, out, params)
     return formula(*arrays, out=out, **params)
 

@@ -95,7 +95,7 @@ def elementwise(ufunc, data, device, cost=COSTLY):
         [1.0, 1.0]
     """
     if device is CPU:
-        return cpu_fast.run(ufunc, (data,), cost)
+        return ufunc(data) if data.size < cost else cpu_fast.run(ufunc, (data,), cost)
     return getattr(device.xp, ufunc.__name__)(data)
 
 
@@ -156,21 +156,6 @@ def binary_error(op_type, exc, x, y):
         return broadcast_error(op_type, x, y)
     return DTypeError(f"op {op_type!r} cannot take {x.dtype} and {y.dtype} (shapes {x.shape} and {y.shape}): "
                       f"{exc}; cast with gg.tensor(..., dtype=...)")
-
-
-# The upstream gradient array the backward sweep may overwrite: set by the sweep only
-# while it runs a rule declared ``donates_dy`` whose dy nobody else holds (see gpugrad.tape);
-# the first fused gradient op that takes it clears it. Another thread cannot hold that array.
-donated = [None]
-
-
-def _take_donated(a, dy):
-    """Whether ``dy``'s buffer is donated and fits the result of ``a``'s fused gradient; taking it."""
-    d = dy._data
-    if d is donated[0] and d.dtype == a._data.dtype and d.shape == a._data.shape:
-        donated[0] = None
-        return True
-    return False
 
 
 def scalar_of_broadcast(a):

@@ -33,10 +33,10 @@ import dataclasses
 import types
 from typing import Callable, Optional
 
+from .._donation import lent, take
 from ..backend import CPU, cpu_fast, kernel_source
 from ..registry import RegisterGradient
 from ..tensor import Tensor
-from . import base
 from .base import broadcast_error, emit, emit_many, same_device, unary
 
 __all__ = ["HotGradient", "Range", "Check", "declare", "HOT_GRADIENTS", "TRANSCENDENTAL", "unfused_ops"]
@@ -153,23 +153,22 @@ def _run(h, tensors, params):
     for t in tensors:
         if t._device is not dev:
             same_device(tensors, h.op_type)
-    if params:
-        arrays_params = {k: (v._data if isinstance(v, Tensor) else v) for k, v in params.items()}
-    else:
-        arrays_params = None
+    arrays = [t._data for t in tensors]
+    if params is not None:
+        params = {k: (v._data if isinstance(v, Tensor) else v) for k, v in params.items()}
     try:
         if dev is CPU:
-            out = None
-            if h.reuses_dy and base.donated[0] is not None and base._take_donated(tensors[0], tensors[-1]):
-                out = tensors[-1]._data  # dy's buffer is free: the result goes into it
-            data = cpu_fast.run(h.cpu, [t._data for t in tensors], h.cost, out, arrays_params)
+            if lent[0] is not None and h.reuses_dy and take(arrays[0], arrays[-1]):
+                data = cpu_fast.run(h.cpu, arrays, h.cost, arrays[-1], params)  # dy's buffer is free: into it
+            else:
+                data = cpu_fast.run(h.cpu, arrays, h.cost, None, params)
         else:
-            data = dev.backend.fused(h.name, *[t._data for t in tensors], **(arrays_params or {}))
+            data = dev.backend.fused(h.name, *arrays, **(params or {}))
     except ValueError:
         raise broadcast_error(h.op_type, *tensors) from None
     if len(h.outputs) == 1:
-        return emit(h.op_type, data, dev, tensors, arrays_params)
-    return emit_many(h.op_type, data, dev, tensors, arrays_params)
+        return emit(h.op_type, data, dev, tensors, params)
+    return emit_many(h.op_type, data, dev, tensors, params)
 
 
 def _public_function(h, module_globals):
@@ -177,14 +176,25 @@ def _public_function(h, module_globals):
     positional = list(h.inputs) + [p for p in h.params if p not in h.defaults]
     keyword = [f"{p}={h.defaults[p]!r}" for p in h.params if p in h.defaults]
     call_params = "{" + ", ".join(f"{p!r}: {p}" for p in h.params) + "}" if h.params else "None"
-    converted = ", ".join(f"{n} if {n}.__class__ is _Tensor else _unary({n})" for n in h.inputs)
-    source = (f"def _make(_run, _h, _unary, _Tensor):\n"
-              f"    def {h.name}({', '.join(positional + keyword)}):\n"
-              f"        return _run(_h, ({converted},), {call_params})\n"
-              f"    return {h.name}\n")
+    tensors = "(" + ", ".join(h.inputs) + ",)"
+    lines = [f"def _make(_run, _h, _unary, _Tensor, _CPU, _lent, _emit, _small):",
+             f"    def {h.name}({', '.join(positional + keyword)}):"]
+    lines += [f"        if {n}.__class__ is not _Tensor:\n            {n} = _unary({n})" for n in h.inputs]
+    if not h.params and len(h.outputs) == 1:
+        # the common call, inline: small CPU arrays, one device, no donated buffer to consider
+        first, rest = h.inputs[0], h.inputs[1:]
+        same = "".join(f" and {n}._device is dev" for n in rest)
+        lines += [f"        dev = {first}._device",
+                  f"        if dev is _CPU and _lent[0] is None{same} and {first}._data.size < _small:",
+                  "            try:",
+                  f"                data = _h.cpu({', '.join(n + '._data' for n in h.inputs)})",
+                  "            except ValueError:",
+                  f"                return _run(_h, {tensors}, None)  # raises the op's ShapeError",
+                  f"            return _emit({h.op_type!r}, data, dev, {tensors})"]
+    lines += [f"        return _run(_h, {tensors}, {call_params})", f"    return {h.name}"]
     namespace = {}
-    exec(compile(source, __file__, "exec"), namespace)  # noqa: S102 - built from the declaration's names
-    inner = namespace["_make"](_run, h, unary, Tensor)
+    exec(compile("\n".join(lines) + "\n", __file__, "exec"), namespace)  # noqa: S102 - from the declaration
+    inner = namespace["_make"](_run, h, unary, Tensor, CPU, lent, emit, h.cost or 0)
     fn = types.FunctionType(inner.__code__, module_globals, h.name, inner.__defaults__, inner.__closure__)
     fn.__module__ = module_globals["__name__"]
     fn.__qualname__ = h.name

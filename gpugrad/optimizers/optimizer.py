@@ -26,7 +26,7 @@ from sys import getrefcount
 
 from ..backend import CPU
 from ..errors import DeviceError, DTypeError, ShapeError
-from .._sweep import donating
+from .. import _donation
 from ..tape import GradientTape
 from ..tensor import Tensor, Variable, ensure_tensor
 from .clipping import _check_max_norm, clip_by_global_norm
@@ -167,7 +167,7 @@ class Optimizer:
             1.0
         """
         loss, grads_and_vars = self._loss_and_gradients(loss_fn, var_list)
-        self._apply(grads_and_vars, scratch=donating)
+        self._apply(grads_and_vars, scratch=_donation.donating)
         return loss
 
     # --- the update ---------------------------------------------------------------------
