@@ -14,7 +14,7 @@ __version__ = "0.1.0"
 
 from .errors import (AnomalyError, DeviceError, DeviceUnavailableError, DTypeError, GpugradError,  # noqa: E402
                      GradientError, GradientUsageError, IndexOutOfRangeError, LookupGradientError, NotATensorError,
-                     OutOfMemoryError, ShapeError)
+                     LinAlgError, OutOfMemoryError, ShapeError)
 from .backend import cuda_available, default_device, device, devices, get_device  # noqa: E402
 from .backend.cpu_threads import get_num_threads, set_num_threads  # noqa: E402
 from .tensor import Tensor, Variable, as_tensor, from_dlpack, from_numpy, tensor  # noqa: E402
@@ -33,7 +33,7 @@ from . import nn  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from . import data  # noqa: E402
 from . import random  # noqa: E402
-from . import raw_ops  # noqa: E402
+from . import linalg, raw_ops  # noqa: E402
 
 no_gradient = NotDifferentiable
 float16, float32, float64 = _np.float16, _np.float32, _np.float64
@@ -54,10 +54,10 @@ __all__ = [
     # training and models
     "clip_by_global_norm", "save", "load",
     # modules
-    "ops", "raw_ops", "nn", "optimizers", "gradient_checker", "data", "random",
+    "ops", "raw_ops", "linalg", "nn", "optimizers", "gradient_checker", "data", "random",
     # errors
     "GpugradError", "ShapeError", "DTypeError", "DeviceError", "DeviceUnavailableError", "GradientError",
     "GradientUsageError", "LookupGradientError", "NotATensorError", "IndexOutOfRangeError", "OutOfMemoryError",
-    "AnomalyError",
+    "AnomalyError", "LinAlgError",
     "__version__",
 ] + list(ops.__all__)

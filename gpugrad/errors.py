@@ -34,6 +34,8 @@ What raises what (each message names the op, the shapes, dtypes or devices, and 
 - NotATensorError (a TypeError, and a ValueError as TensorFlow raises): ``tape.watch``,
   ``gradient`` or ``jacobian`` given something that is not a tensor.
 - OutOfMemoryError: a GPU ran out of memory in an op (its name and the bytes asked).
+- LinAlgError (a ValueError, as ``numpy.linalg.LinAlgError``): a ``gg.linalg`` op given a singular
+  or non-positive-definite matrix, or one whose decomposition does not converge.
 """
 
 
@@ -87,3 +89,11 @@ class AnomalyError(GpugradError, FloatingPointError):
 
 class OutOfMemoryError(GpugradError, MemoryError):
     """A device that ran out of memory in an op; the message names the op and the bytes it asked for."""
+
+
+
+class LinAlgError(GpugradError, ValueError):
+    """A ``gg.linalg`` op that failed on its input's values: a singular matrix (``inv``, ``solve``),
+    one that is not positive definite (``cholesky``), or a decomposition that did not converge.
+    The message names the op and the input's shape. A ValueError, as ``numpy.linalg.LinAlgError``
+    is, so code written for NumPy's class catches it by that base."""

@@ -6,7 +6,6 @@ file by a marker comment, so the assertions hold the exact line number. The
 mode must be off by default and leave nothing behind when it ends, even
 through an exception.
 """
-import re
 
 import numpy as np
 import pytest

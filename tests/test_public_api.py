@@ -12,31 +12,43 @@ import gpugrad as gg
 
 PUBLIC = [
     'AnomalyError', 'DTypeError', 'DeviceError', 'DeviceUnavailableError', 'GpugradError',
-    'GradientError', 'GradientTape', 'GradientUsageError', 'IndexOutOfRangeError',
+    'GradientError', 'GradientTape', 'GradientUsageError', 'IndexOutOfRangeError', 'LinAlgError',
     'LookupGradientError', 'NotATensorError', 'NotDifferentiable', 'OutOfMemoryError',
-    'RegisterGradient', 'ShapeError', 'Tensor', 'Variable', '__version__', 'abs', 'add', 'argmax',
-    'argmin', 'as_tensor', 'avg_pool2d', 'batch_norm', 'bool_', 'broadcast_to', 'cast', 'clip',
-    'clip_by_global_norm', 'concat', 'conv2d', 'cos', 'cuda_available', 'custom_gradient', 'data',
-    'default_device', 'dense', 'detect_anomaly', 'device', 'devices', 'divide', 'dropout', 'einsum',
-    'elu', 'embedding', 'erf', 'exp', 'expand_dims', 'explain_gradient', 'expm1', 'float16', 'float32',
-    'float64', 'from_dlpack', 'from_numpy', 'full', 'gather', 'gelu', 'get_device', 'get_num_threads',
-    'getitem', 'grad', 'gradient_checker', 'hessian', 'hvp', 'identity', 'int32', 'int64', 'jacobian',
-    'jvp', 'layer_norm', 'leaky_relu', 'load', 'log', 'log1p', 'log_softmax', 'logsumexp', 'matmul',
-    'max', 'max_pool2d', 'maximum', 'mean', 'min', 'minimum', 'mse', 'multiply', 'negative', 'nn',
-    'no_gradient', 'ones', 'ones_like', 'ops', 'optimizers', 'pad', 'power', 'prod', 'random',
-    'raw_ops', 'reciprocal', 'record_operation', 'registered_ops', 'relu', 'reshape', 'rsqrt', 'save',
-    'set_num_threads', 'sigmoid', 'sigmoid_cross_entropy', 'sign', 'sin', 'softmax',
-    'softmax_cross_entropy', 'softplus', 'softsign', 'split', 'sqrt', 'square', 'squeeze', 'stack', 'std',
-    'stop_gradient', 'subtract', 'sum', 'take', 'tanh', 'tensor', 'tensordot', 'transpose',
-    'value_and_grad', 'var', 'vjp', 'where', 'zeros', 'zeros_like',
+    'RegisterGradient', 'ShapeError', 'Tensor', 'Variable', '__version__', 'abs', 'add', 'all', 'any',
+    'append', 'arange', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctan2', 'arctanh',
+    'argmax', 'argmin', 'argsort', 'as_tensor', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'average',
+    'avg_pool2d', 'batch_norm', 'bool_', 'broadcast_to', 'cast', 'ceil', 'clip', 'clip_by_global_norm',
+    'column_stack', 'concat', 'conv2d', 'copy', 'cos', 'cosh', 'count_nonzero', 'cross',
+    'cuda_available', 'cumprod', 'cumsum', 'custom_gradient', 'data', 'default_device', 'deg2rad',
+    'degrees', 'dense', 'detect_anomaly', 'device', 'devices', 'diag', 'diagonal', 'diff', 'divide',
+    'dot', 'dropout', 'dstack', 'einsum', 'elu', 'embedding', 'erf', 'exp', 'exp2', 'expand_dims',
+    'explain_gradient', 'expm1', 'eye', 'flip', 'fliplr', 'flipud', 'float16', 'float32', 'float64',
+    'floor', 'fmax', 'fmin', 'fmod', 'from_dlpack', 'from_numpy', 'full', 'full_like', 'gather', 'gelu',
+    'get_device', 'get_num_threads', 'getitem', 'grad', 'gradient', 'gradient_checker', 'hard_sigmoid',
+    'hard_tanh', 'hessian', 'hstack', 'hvp', 'hypot', 'identity', 'inner', 'int32', 'int64', 'isfinite',
+    'isinf', 'isnan', 'jacobian', 'jvp', 'kron', 'layer_norm', 'leaky_relu', 'linalg', 'linspace',
+    'load', 'log', 'log10', 'log1p', 'log2', 'log_sigmoid', 'log_softmax', 'logaddexp', 'logaddexp2',
+    'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'matmul', 'max',
+    'max_pool2d', 'maximum', 'mean', 'median', 'min', 'minimum', 'mish', 'mod', 'moveaxis', 'mse',
+    'multiply', 'nan_to_num', 'nanmean', 'nansum', 'negative', 'nn', 'no_gradient', 'nonzero', 'ones',
+    'ones_like', 'ops', 'optimizers', 'outer', 'pad', 'partition', 'percentile', 'power', 'prod', 'ptp',
+    'quantile', 'rad2deg', 'radians', 'random', 'ravel', 'raw_ops', 'reciprocal', 'record_operation',
+    'registered_ops', 'relu', 'remainder', 'repeat', 'reshape', 'rint', 'roll', 'rot90', 'round',
+    'rsqrt', 'save', 'searchsorted', 'set_num_threads', 'sigmoid', 'sigmoid_cross_entropy', 'sign',
+    'silu', 'sin', 'sinc', 'sinh', 'softmax', 'softmax_cross_entropy', 'softplus', 'softsign', 'sort',
+    'split', 'sqrt', 'square', 'squeeze', 'stack', 'std', 'stop_gradient', 'subtract', 'sum',
+    'swapaxes', 'swish', 'take', 'take_along_axis', 'tan', 'tanh', 'tensor', 'tensordot', 'tile',
+    'trace', 'transpose', 'trapezoid', 'tri', 'tril', 'triu', 'trunc', 'value_and_grad', 'var', 'vdot',
+    'vjp', 'vstack', 'where', 'zeros', 'zeros_like',
 ]
 
 RAW_OPS = [
-    'abs_grad', 'avg_pool2d_grad', 'clip_grad', 'conv2d_backprop_filter', 'conv2d_backprop_input',
-    'div_grad', 'elu_grad', 'exp_grad', 'gelu_grad', 'getitem_grad', 'leaky_relu_grad', 'log_grad',
-    'max_pool2d_grad', 'maximum_grad', 'minimum_grad', 'pow_grad', 'reciprocal_grad', 'relu_grad',
-    'rsqrt_grad', 'sigmoid_grad', 'softmax_cross_entropy_grad', 'softplus_grad', 'softsign_grad', 'sqrt_grad',
-    'square_grad', 'tanh_grad',
+    'abs_grad', 'arctan_grad', 'avg_pool2d_grad', 'clip_grad', 'conv2d_backprop_filter',
+    'conv2d_backprop_input', 'cosh_grad', 'div_grad', 'elu_grad', 'exp_grad', 'gelu_grad',
+    'getitem_grad', 'leaky_relu_grad', 'log_grad', 'log_sigmoid_grad', 'max_pool2d_grad',
+    'maximum_grad', 'minimum_grad', 'pow_grad', 'reciprocal_grad', 'relu_grad', 'rsqrt_grad',
+    'sigmoid_grad', 'silu_grad', 'sinh_grad', 'softmax_cross_entropy_grad', 'softplus_grad',
+    'softsign_grad', 'sqrt_grad', 'square_grad', 'tan_grad', 'tanh_grad',
 ]
 
 
@@ -70,3 +82,10 @@ def test_importing_gpugrad_loads_no_tooling():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
     assert not hasattr(gg, "kernels_ref") and hasattr(gg.optimizers, "kernels_ref")
+
+
+def test_linalg_is_numpy_linalg_not_gg():
+    """The decompositions and solvers are gg.linalg's, as numpy.linalg's: not gg's own names."""
+    assert sorted(gg.linalg.__all__) == sorted(["inv", "solve", "det", "slogdet", "cholesky", "qr", "eigh", "eig",
+                                                "svd", "pinv", "matrix_power", "norm"])
+    assert [name for name in gg.linalg.__all__ if hasattr(gg, name)] == []

@@ -49,7 +49,7 @@ CUPY_VERSION = "14.2.0"
 NAMESPACES = ("cupy", "cupy.ndarray", "cupy.ufunc", "cupy.ElementwiseKernel", "cupy.random",
               "cupy.random.RandomState", "cupy.cuda", "cupy.cuda.Device", "cupy.cuda.runtime", "cupy.cuda.memory",
               "cupy.cuda.MemoryPool", "cupy.cuda.MemoryPointer", "cupy.cuda.memory.OutOfMemoryError", "cupy.lib",
-              "cupy.lib.stride_tricks", "cupyx", "cupyx.scipy", "cupyx.scipy.special")
+              "cupy.lib.stride_tricks", "cupy.linalg", "cupyx", "cupyx.scipy", "cupyx.scipy.special")
 
 # Keyword arguments a real ``**kwargs`` takes, from CuPy 14.2's sources (``cupy/_core/_kernel.pyx``).
 KWARGS_TAKEN = {
@@ -701,16 +701,17 @@ def test_get_item_and_conversions(tmp_path):
 
 def test_numpy_functions_on_cupy_arrays_dispatch_to_cupy(tmp_path):
     """``ndarray.__array_function__`` and ``__array_ufunc__`` (``core.pyx``) run CuPy's function or ufunc of the
-    same name; where CuPy (here: the stand-in) has none, NumPy raises TypeError. The stand-in has no
-    ``cupy.linalg`` or ``cupy.fft``, so ``np.linalg.norm`` of a stand-in array fails where the real CuPy
-    would run ``cupy.linalg.norm``: gpugrad's GPU code must not call them (none does)."""
+    same name; where CuPy (here: the stand-in) has none, NumPy raises TypeError. The stand-in has
+    ``cupy.linalg`` (what gg.linalg calls) but no ``cupy.fft``, so ``np.fft.fft`` of a stand-in array fails
+    where the real CuPy would run ``cupy.fft.fft``: gpugrad's GPU code must not call it (none does)."""
     in_stand_in("""
         import numpy as np, pytest, cupy
         a = cupy.arange(6.0).reshape(2, 3)
         assert type(np.sum(a)) is cupy.ndarray and type(np.concatenate([a, a])) is cupy.ndarray
         assert np.exp(a).flags.c_contiguous and type(np.maximum(a, 1)) is cupy.ndarray
+        assert type(np.linalg.norm(a)) is cupy.ndarray  # cupy.linalg.norm
         with pytest.raises(TypeError):
-            np.linalg.norm(a)
+            np.fft.fft(a)
         with pytest.raises(TypeError):
             np.busday_count(a, a)  # no cupy.busday_count in CuPy 14.2
         with pytest.raises(TypeError, match="Implicit conversion"):

@@ -282,7 +282,8 @@ def register(name, text):
 
 
 # Python names in a kernel expression and the CUDA they become (abs: fabs of the compute type)
-_CUDA_CALLS = {"where": "gpugrad_where", "exp": "exp", "log": "log", "sqrt": "sqrt", "abs": "fabs"}
+_CUDA_CALLS = {"where": "gpugrad_where", "exp": "exp", "log": "log", "sqrt": "sqrt", "abs": "fabs",
+               "cosh": "cosh", "sinh": "sinh"}
 _CUDA_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.BitAnd: "&&", ast.BitOr: "||",
              ast.Gt: ">", ast.Lt: "<", ast.GtE: ">=", ast.LtE: "<=", ast.Eq: "==", ast.NotEq: "!="}
 
@@ -292,7 +293,7 @@ def expression_names():
 
     Example:
         >>> expression_names()
-        ['abs', 'exp', 'log', 'sqrt', 'where']
+        ['abs', 'cosh', 'exp', 'log', 'sinh', 'sqrt', 'where']
     """
     return sorted(_CUDA_CALLS)
 

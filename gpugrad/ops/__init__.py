@@ -10,31 +10,41 @@ Tensor methods in ``TENSOR_METHODS``; ``hot`` holds the declarations of the hot
 gradients (:data:`~gpugrad.ops.hot.HOT_GRADIENTS`). Importing this package registers
 every gradient and installs the operators and methods on :class:`gpugrad.Tensor`.
 """
-from . import (activations, arithmetic, control, conv, creation, dense_layer, indexing, linalg, losses, math,
-               nn_ops, pool, reductions, shape, special)
+from . import (activations, arithmetic, control, conv, creation, cumulative, decompositions, dense_layer, indexing,
+               linalg, losses, math, nn_ops, ordering, pool, reductions, shape, special, statistics, structure,
+               ufuncs)
 from .activations import *  # noqa: F401,F403
 from .arithmetic import *  # noqa: F401,F403
 from .control import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
+from .cumulative import *  # noqa: F401,F403
+from .decompositions import *  # noqa: F401,F403
 from .dense_layer import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .losses import *  # noqa: F401,F403
 from .math import *  # noqa: F401,F403
 from .nn_ops import *  # noqa: F401,F403
+from .ordering import *  # noqa: F401,F403
 from .pool import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
+from .statistics import *  # noqa: F401,F403
+from .structure import *  # noqa: F401,F403
+from .ufuncs import *  # noqa: F401,F403
 from . import methods as _methods
 
-_MODULES = (creation, arithmetic, math, activations, special, shape, reductions, indexing,
-            linalg, losses, control, dense_layer, conv, pool, nn_ops)
+_MODULES = (creation, arithmetic, math, ufuncs, activations, special, shape, ordering, reductions, cumulative,
+            statistics, indexing, linalg, structure, decompositions, losses, control, dense_layer, conv, pool, nn_ops)
 _EVERY_OP = [name for module in _MODULES for name in module.__all__]
 # The fused gradient ops and the backward convolutions are op types gradient rules call; they
 # are gg.raw_ops (as TensorFlow has tf.raw_ops), not gg. sum_to and prod_others serve the engine.
 RAW_OPS = [name for name in _EVERY_OP if name.endswith("_grad") or name.startswith("conv2d_backprop_")]
 ENGINE_OPS = ["sum_to", "prod_others"]
-__all__ = [name for name in _EVERY_OP if name not in RAW_OPS and name not in ENGINE_OPS]
+# The decompositions and solvers are gg.linalg's (as numpy.linalg's), not gg's; gg.ops has them too.
+LINALG_OPS = list(decompositions.__all__)
+__all__ = [name for name in _EVERY_OP if name not in RAW_OPS and name not in ENGINE_OPS and name not in LINALG_OPS]
+EVERY_OP = _EVERY_OP
 _methods.install(_MODULES)

@@ -1,8 +1,10 @@
-"""Activations: tanh sigmoid relu leaky_relu elu softplus softsign (gelu is in special.py, beside erf).
+"""Activations: tanh sigmoid relu leaky_relu elu softplus softsign silu (swish) mish hard_tanh hard_sigmoid
+log_sigmoid (gelu is in special.py, beside erf).
 
 Their gradients are hot gradient ops (``TanhGrad``, ``SigmoidGrad``,
 ``ReluGrad``, ``LeakyReluGrad``, ``EluGrad``, ``SoftplusGrad``,
-``SoftsignGrad``), each declared once (:mod:`.hot`) after its forward op.
+``SoftsignGrad``, ``SiluGrad``, ``LogSigmoidGrad``; mish, hard_tanh and hard_sigmoid
+have plain rules), each declared once (:mod:`.hot`) after its forward op.
 """
 import numpy as np
 
@@ -324,6 +326,169 @@ softsign_grad = declare(
     generated=True, cpu=_softsign_grad_cpu, cost=CHEAP, reuses_dy=True, grad=_softsign_grad_grad,
     check=Check({"x": Range(-5.0, 5.0, zeros=0.05)}),
     example=">>> gg.raw_ops.softsign_grad(gg.tensor([-1.0, 0.0]), gg.tensor([1.0, 1.0])).numpy().tolist()\n[0.25, 1.0]")
+
+
+# ---------------------------------------------------------------- silu (swish), mish, hard_tanh, hard_sigmoid, log_sigmoid
+
+
+def _float_data(x):
+    """x's array, integers and booleans as float32 (as the other activations of integers)."""
+    return x._data if x.dtype.kind == "f" else x._data.astype(np.float32)
+
+
+def silu(x):
+    """x * sigmoid(x) elementwise, as ``tf.nn.silu`` and ``torch.nn.functional.silu``.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.silu(gg.tensor([0.0, 100.0])).numpy().tolist()
+        [0.0, 100.0]
+    """
+    x = unary(x)
+    d = _float_data(x)
+    return emit("Silu", d * sigmoid_array(x._device, d), x._device, (x,))
+
+
+swish = silu  # tf.nn.swish is tf.nn.silu
+
+
+@RegisterGradient("Silu", reads_outputs=False, donates_dy=True)
+def _silu_rule(op, dy):
+    return (silu_grad(op.inputs[0], dy),)
+
+
+def _silu_grad_cpu(x, dy, out=None):
+    s = cpu_fast.sigmoid(x)
+    one = ONE[s.dtype]
+    return np.multiply(dy, (s * (one + x * (one - s))).astype(dy.dtype, copy=False), out=out)
+
+
+def _silu_grad_grad(op, g):
+    # d/dx [dy s (1 + x (1 - s))] = dy s (1 - s) (2 + x (1 - 2 s)), s = sigmoid(x)
+    x, dy = op.inputs
+    s = sigmoid(x)
+    return g * dy * (s * (1.0 - s)) * (2.0 + x * (1.0 - 2.0 * s)), silu_grad(x, g)
+
+
+_SIGMOID_MATH = "(where(x >= 0, 1, exp(-abs(x))) / (1 + exp(-abs(x))))"  # cpu_fast.sigmoid's formula
+
+silu_grad = declare(
+    globals(), name="silu_grad", op_type="SiluGrad", inputs=("x", "dy"), forward="silu",
+    summary="Fused gradient of silu: dy s (1 + x (1 - s)) with s = sigmoid(x)",
+    math=f"dy * ({_SIGMOID_MATH} * (1 + x * (1 - {_SIGMOID_MATH})))", generated=True,
+    cpu=_silu_grad_cpu, cost=COSTLY, reuses_dy=True, grad=_silu_grad_grad,
+    check=Check({"x": Range(-20.0, 20.0, zeros=0.05)}, ulps=TRANSCENDENTAL, scale="abs(dy) * (1 + abs(x))"),
+    example=">>> gg.raw_ops.silu_grad(gg.tensor(0.0), gg.tensor(1.0)).item()\n0.5")
+
+
+def mish(x):
+    """x * tanh(softplus(x)) elementwise, as ``torch.nn.functional.mish``.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.mish(gg.tensor([0.0, 100.0])).numpy().tolist()
+        [0.0, 100.0]
+    """
+    x = unary(x)
+    xp = x._device.xp
+    d = _float_data(x)
+    softplus_d = relu_array(x._device, d) + xp.log1p(xp.exp(-xp.abs(d)))
+    return emit("Mish", d * xp.tanh(softplus_d), x._device, (x,))
+
+
+@RegisterGradient("Mish", reads_outputs=False)
+def _mish_grad(op, dy):
+    # d/dx [x tanh(sp(x))] = t + x (1 - t^2) sigmoid(x), t = tanh(softplus(x))
+    x = op.inputs[0]
+    t = tanh(softplus(x))
+    return (dy * (t + x * (1.0 - t * t) * sigmoid(x)),)
+
+
+def hard_tanh(x, min_val=-1.0, max_val=1.0):
+    """x clipped to [min_val, max_val], as ``torch.nn.functional.hardtanh``; the gradient passes
+    strictly inside the bounds (0 at them, as PyTorch).
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.hard_tanh(gg.tensor([-3.0, 0.5, 2.0])).numpy().tolist()
+        [-1.0, 0.5, 1.0]
+    """
+    x = unary(x)
+    if not min_val <= max_val:
+        raise ValueError(f"hard_tanh: min_val {min_val!r} must not be above max_val {max_val!r}")
+    xp = x._device.xp
+    d = _float_data(x)
+    out = xp.minimum(xp.maximum(d, d.dtype.type(min_val)), d.dtype.type(max_val))
+    return emit("HardTanh", out, x._device, (x,), {"min_val": min_val, "max_val": max_val})
+
+
+@RegisterGradient("HardTanh", reads_outputs=False)
+def _hard_tanh_grad(op, dy):
+    d = op.inputs[0]._data
+    inside = (d > op.attrs["min_val"]) & (d < op.attrs["max_val"])
+    return (where(inside, dy, 0.0),)
+
+
+def hard_sigmoid(x):
+    """relu6(x + 3) / 6 elementwise, as ``torch.nn.functional.hardsigmoid``; the gradient is 1/6
+    strictly inside (-3, 3), else 0.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.hard_sigmoid(gg.tensor([-4.0, 0.0, 4.0])).numpy().tolist()
+        [0.0, 0.5, 1.0]
+    """
+    x = unary(x)
+    xp = x._device.xp
+    d = _float_data(x)
+    out = xp.minimum(xp.maximum(d + d.dtype.type(3), d.dtype.type(0)), d.dtype.type(6)) / d.dtype.type(6)
+    return emit("HardSigmoid", out, x._device, (x,))
+
+
+@RegisterGradient("HardSigmoid", reads_outputs=False)
+def _hard_sigmoid_grad(op, dy):
+    d = op.inputs[0]._data
+    return (where((d > -3) & (d < 3), dy / 6.0, 0.0),)
+
+
+def log_sigmoid(x):
+    """log(sigmoid(x)) = -softplus(-x) elementwise, stable for large |x|.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.log_sigmoid(gg.tensor([-100.0, 0.0], dtype="float64")).numpy().round(6).tolist()
+        [-100.0, -0.693147]
+    """
+    x = unary(x)
+    xp = x._device.xp
+    d = _float_data(x)
+    out = xp.minimum(d, d.dtype.type(0)) - xp.log1p(xp.exp(-xp.abs(d)))
+    return emit("LogSigmoid", out, x._device, (x,))
+
+
+@RegisterGradient("LogSigmoid", reads_outputs=False, donates_dy=True)
+def _log_sigmoid_rule(op, dy):
+    return (log_sigmoid_grad(op.inputs[0], dy),)
+
+
+def _log_sigmoid_grad_cpu(x, dy, out=None):
+    return np.multiply(dy, cpu_fast.sigmoid(-x).astype(dy.dtype, copy=False), out=out)
+
+
+def _log_sigmoid_grad_grad(op, g):
+    # d/dx [dy sigmoid(-x)] = -dy s (1 - s), s = sigmoid(x)
+    x, dy = op.inputs
+    s = sigmoid(x)
+    return -(g * dy * (s * (1.0 - s))), log_sigmoid_grad(x, g)
+
+
+log_sigmoid_grad = declare(
+    globals(), name="log_sigmoid_grad", op_type="LogSigmoidGrad", inputs=("x", "dy"), forward="log_sigmoid",
+    summary="Fused gradient of log_sigmoid: dy sigmoid(-x)",
+    math="dy * (where(x <= 0, 1, exp(-abs(x))) / (1 + exp(-abs(x))))",
+    cpu=_log_sigmoid_grad_cpu, cost=COSTLY, reuses_dy=True, grad=_log_sigmoid_grad_grad, generated=True,
+    check=Check({"x": Range(-30.0, 30.0, zeros=0.05)}, ulps=TRANSCENDENTAL),
+    example=">>> gg.raw_ops.log_sigmoid_grad(gg.tensor(0.0), gg.tensor(1.0)).item()\n0.5")
 
 
 TENSOR_METHODS = {"tanh": tanh, "sigmoid": sigmoid, "relu": relu}

@@ -387,14 +387,28 @@ minimum_grad = _declare_pick("minimum", "Minimum", "smaller", "<=")
 _PICK_GRADS = {"Maximum": maximum_grad, "Minimum": minimum_grad}
 
 
-def where(cond, x, y):
+def where(cond, x=None, y=None):
     """x where ``cond`` is true, else y; ``cond`` is a boolean tensor or array.
+
+    With ``cond`` alone it is ``nonzero(cond)``, as in NumPy: a tuple of int64
+    index tensors, one per axis, not recorded (no gradient).
 
     Example:
         >>> import gpugrad as gg
         >>> gg.where(gg.tensor([True, False]), 1.0, gg.tensor([5.0, 6.0])).numpy().tolist()
         [1.0, 6.0]
+        >>> [i.numpy().tolist() for i in gg.where(gg.tensor([0.0, 3.0, 4.0]))]
+        [[1, 2]]
     """
+    if x is None and y is None:  # nonzero; here, not in ordering, so that ordering may import arithmetic
+        c = unary(cond)
+        if not c.ndim:
+            raise ShapeError("op 'NonZero' (where with one argument) of a 0-d tensor is not allowed, as in "
+                             "NumPy 2; use gg.atleast_1d(x) first")
+        dev = c._device
+        return tuple(Tensor._wrap(i.astype(np.int64, copy=False), dev) for i in dev.xp.nonzero(c._data))
+    if x is None or y is None:
+        raise TypeError("op 'Where' takes cond, x and y, or cond alone (for nonzero), not cond and one of x, y")
     x, y = binary(x, y, "Where")
     dev = x._device
     if hasattr(cond, "_data"):

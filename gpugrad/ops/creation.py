@@ -1,12 +1,16 @@
-"""Tensors made from nothing or from another's shape: zeros, ones, full, *_like.
+"""Tensors made from nothing or from another's shape: zeros, ones, full, *_like, arange, linspace, eye, tri.
+
+``identity`` is not here: ``gg.identity`` is TensorFlow's ``tf.identity`` (gpugrad.ops.control);
+``gg.eye(n)`` is NumPy's ``np.identity(n)``.
 
 None of these are recorded: a new constant has no gradient path.
 """
 import numpy as np
 
 from ..backend import get_device
+from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
-from .base import public_ops
+from .base import public_ops, unary
 
 
 
@@ -77,6 +81,124 @@ def ones_like(x):
     d, xp = x._data, x._device.xp
     # ones_like and ones are Python wrappers; a 0-d one (a loss's seed gradient) is made directly
     return Tensor._wrap(xp.asarray(1, d.dtype) if d.ndim == 0 else xp.ones(d.shape, d.dtype), x._device)
+
+
+def full_like(x, fill_value, dtype=None, shape=None):
+    """A tensor of ``x``'s shape (or ``shape``), dtype (or ``dtype``) and device filled with ``fill_value``.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.full_like(gg.tensor([1.0, 2.0]), 7).numpy().tolist()
+        [7.0, 7.0]
+    """
+    x = unary(x)
+    dtype = np.dtype(dtype if dtype is not None else x._data.dtype)
+    shape = x.shape if shape is None else shape
+    return _place(x._device.xp.full(shape, fill_value, dtype=dtype), x._device)
+
+
+def _place(data, dev):
+    """Array ``data`` (made by ``dev.xp``) as a tensor on ``dev``."""
+    return Tensor._wrap(data if dev.index == 0 else dev.backend.asarray(data, None, dev.index), dev)
+
+
+def _count(value, name, op_type):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise DTypeError(f"{op_type}: {name} must be an int, not {value!r}")
+    if value < 0:
+        raise ShapeError(f"{op_type}: {name} must be non-negative, got {value}")
+    return int(value)
+
+
+def _is_int(v):
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def arange(start, stop=None, step=None, dtype=None, device=None):
+    """Evenly spaced values in ``[start, stop)`` ``step`` apart, as ``np.arange``.
+
+    The dtype is int64 when ``start``, ``stop`` and ``step`` are ints, else
+    float32 (gpugrad's default float), unless ``dtype`` says otherwise.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.arange(4).numpy().tolist()
+        [0, 1, 2, 3]
+        >>> gg.arange(0.0, 1.0, 0.25).numpy().tolist()
+        [0.0, 0.25, 0.5, 0.75]
+    """
+    if stop is None:
+        start, stop = 0, start
+    step = 1 if step is None else step
+    for name, v in (("start", start), ("stop", stop), ("step", step)):
+        if not isinstance(v, (int, float, np.integer, np.floating)) or isinstance(v, (bool, np.bool_)):
+            raise DTypeError(f"arange: {name} must be a real number, not {v!r}")
+    if step == 0:
+        raise ShapeError("arange: step must not be zero")
+    if dtype is None:
+        dtype = np.int64 if _is_int(start) and _is_int(stop) and _is_int(step) else np.float32
+    dev = get_device(device)
+    return _place(dev.xp.arange(start, stop, step, dtype=np.dtype(dtype)), dev)
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, device=None):
+    """``num`` evenly spaced values from ``start`` to ``stop`` (included with ``endpoint``), as ``np.linspace``.
+
+    ``start`` and ``stop`` are numbers; the dtype is float32 unless ``dtype``
+    says otherwise. With ``retstep`` it returns ``(values, step)``.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.linspace(0.0, 1.0, 5).numpy().tolist()
+        [0.0, 0.25, 0.5, 0.75, 1.0]
+        >>> gg.linspace(0, 1, 2, endpoint=False, retstep=True)[1]
+        0.5
+    """
+    num = _count(num, "num", "linspace")
+    for name, v in (("start", start), ("stop", stop)):
+        if not isinstance(v, (int, float, np.integer, np.floating)) or isinstance(v, (bool, np.bool_)):
+            raise DTypeError(f"linspace: {name} must be a real number (array endpoints are not supported), "
+                             f"not {v!r}")
+    dev = get_device(device)
+    dtype = np.dtype(dtype if dtype is not None else np.float32)
+    data = dev.xp.linspace(start, stop, num, endpoint=endpoint, dtype=dtype)
+    out = _place(data, dev)
+    if retstep:
+        div = (num - 1) if endpoint else num
+        return out, ((stop - start) / div if div > 0 else float("nan"))
+    return out
+
+
+def eye(N, M=None, k=0, dtype=None, device=None):  # noqa: N803 - NumPy's names
+    """An ``N`` x ``M`` matrix with ones on diagonal ``k`` (0 the main, > 0 above), as ``np.eye``.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.eye(2, 3, k=1).numpy().tolist()
+        [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    """
+    N = _count(N, "N", "eye")
+    M = N if M is None else _count(M, "M", "eye")
+    if not _is_int(k):
+        raise DTypeError(f"eye: k must be an int, not {k!r}")
+    dev = get_device(device)
+    return _place(dev.xp.eye(N, M, int(k), dtype=np.dtype(dtype if dtype is not None else np.float32)), dev)
+
+
+def tri(N, M=None, k=0, dtype=None, device=None):  # noqa: N803 - NumPy's names
+    """An ``N`` x ``M`` matrix with ones at and below diagonal ``k``, zeros above, as ``np.tri``.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.tri(2, 3).numpy().tolist()
+        [[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]]
+    """
+    N = _count(N, "N", "tri")
+    M = N if M is None else _count(M, "M", "tri")
+    if not _is_int(k):
+        raise DTypeError(f"tri: k must be an int, not {k!r}")
+    dev = get_device(device)
+    return _place(dev.xp.tri(N, M, int(k), dtype=np.dtype(dtype if dtype is not None else np.float32)), dev)
 
 
 TENSOR_METHODS = {}

@@ -177,7 +177,7 @@ def _public_function(h, module_globals):
     keyword = [f"{p}={h.defaults[p]!r}" for p in h.params if p in h.defaults]
     call_params = "{" + ", ".join(f"{p!r}: {p}" for p in h.params) + "}" if h.params else "None"
     tensors = "(" + ", ".join(h.inputs) + ",)"
-    lines = [f"def _make(_run, _h, _unary, _Tensor, _CPU, _lent, _emit, _small):",
+    lines = ["def _make(_run, _h, _unary, _Tensor, _CPU, _lent, _emit, _small):",
              f"    def {h.name}({', '.join(positional + keyword)}):"]
     lines += [f"        if {n}.__class__ is not _Tensor:\n            {n} = _unary({n})" for n in h.inputs]
     if not h.params and len(h.outputs) == 1:

@@ -32,7 +32,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ...ops.hot import HOT_GRADIENTS, TRANSCENDENTAL, unfused_ops
+from ...ops.hot import HOT_GRADIENTS, unfused_ops
 from ...optimizers import kernels_ref
 
 

@@ -255,7 +255,6 @@ def check_kernel(name, directory=None, n=4096, seed=0, workdir=None):
 
 def main(argv=None):
     import argparse
-    import sys
 
     parser = argparse.ArgumentParser(prog="python -m gpugrad._tools.kernelcheck.host",
                                      description="run each kernel's math on the host and compare with the CPU path")

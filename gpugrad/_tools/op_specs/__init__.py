@@ -8,8 +8,8 @@ its spec line here: ``tests/test_gradients.py`` and ``gpugrad check`` both
 run this table, and both fail on a registered op with no spec.
 
 Example:
-    >>> [spec.id for spec in ALL_SPECS if spec.op_type == "MatMul"][:2]
-    ['MatMul', 'MatMul-batched']
+    >>> [spec.id for spec in ALL_SPECS if spec.op_type == "Tanh"]
+    ['Tanh']
 """
 import dataclasses
 import importlib
@@ -44,6 +44,11 @@ class OpSpec:
     draw: Optional[Callable] = None
     order: int = 2
     label: str = ""
+    cpu_only: str = ""  # why the op runs on the CPU only; on another device it must raise DeviceError
+
+    def refused_on(self, device):
+        """Whether ``device`` is one this spec's op refuses (with a DeviceError, which the checks assert)."""
+        return bool(self.cpu_only) and device != "cpu"
 
     @property
     def id(self):

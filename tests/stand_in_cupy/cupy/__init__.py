@@ -137,6 +137,20 @@ lib = _submodule("cupy.lib", stride_tricks=_submodule(
     "cupy.lib.stride_tricks", as_strided=_strict(_np.lib.stride_tricks.as_strided, "as_strided")))
 
 
+def _linalg_function(name):
+    if not _names.has("cupy.linalg", name):
+        raise AttributeError(f"module 'cupy.linalg' has no attribute {name!r} (the real CuPy 14.2 has none)")
+    return _strict(getattr(_np.linalg, name), f"linalg.{name}")
+
+
+# NumPy's linalg behind CuPy's names. CuPy returns NaN for a failed factorisation unless
+# cupyx.errstate(linalg="raise") is on; NumPy always raises: gpugrad asks CuPy to raise.
+linalg = _submodule("cupy.linalg", LinAlgError=_np.linalg.LinAlgError, **{
+    name: _linalg_function(name) for name in ("inv", "solve", "det", "slogdet", "cholesky", "qr", "eigh", "eigvalsh",
+                                              "svd", "norm", "pinv", "matrix_power")
+    if _names.has("cupy.linalg", name)})
+
+
 # --- functions where CuPy computes differently from NumPy -------------------------
 
 def clip(a, a_min, a_max, out=None):

@@ -56,6 +56,8 @@ def wrap(result):
         return ndarray._of(result)
     if isinstance(result, np.generic) and not isinstance(result, (np.str_, np.bytes_)):
         return ndarray._of(np.asarray(result))
+    if isinstance(result, tuple) and hasattr(result, "_fields"):  # numpy.linalg's named results
+        return type(result)(*[wrap(r) for r in result])
     if isinstance(result, (list, tuple)):
         return type(result)(wrap(r) for r in result)
     return result
