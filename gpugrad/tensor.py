@@ -219,6 +219,24 @@ class Tensor:
         return self._data.size
 
     @property
+    def itemsize(self):
+        return self._data.itemsize
+
+    @property
+    def nbytes(self):
+        return self._data.nbytes
+
+    def tolist(self):
+        """The values as nested Python lists (a number for a 0-d tensor), as ``ndarray.tolist``.
+
+        Example:
+            >>> import gpugrad as gg
+            >>> gg.tensor([[1.0, 2.0]]).tolist()
+            [[1.0, 2.0]]
+        """
+        return self.numpy().tolist()
+
+    @property
     def device(self):
         """The device's name: ``'cpu'`` or ``'cuda:N'``."""
         return self._device.name

@@ -192,3 +192,31 @@ def test_jvp_through_eigh_uses_the_eigenvector_term():
     sym = lambda m: np.tril(m) + np.tril(m, -1).T  # noqa: E731
     num = (np.linalg.eigh(sym(a + eps * da))[1] ** 2 - np.linalg.eigh(sym(a - eps * da))[1] ** 2) / (2 * eps)
     np.testing.assert_allclose(tangent.numpy(), num, atol=1e-6)
+
+
+@pytest.mark.parametrize("shapes", [((6, 3), (6,)), ((6, 3), (6, 2)), ((3, 5), (3,)), ((4, 4), (4, 3))])
+def test_lstsq_is_numpys(shapes):
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal(shapes[0]), rng.standard_normal(shapes[1])
+    want = np.linalg.lstsq(a, b, rcond=None)
+    x, residuals, rank, s = gg.linalg.lstsq(gg.tensor(a), gg.tensor(b))
+    np.testing.assert_allclose(x.numpy(), want[0], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(residuals.numpy(), want[1], rtol=1e-10, atol=1e-12)
+    assert residuals.shape == want[1].shape and rank == want[2]
+    np.testing.assert_allclose(s.numpy(), want[3], rtol=1e-12)
+
+
+def test_lstsq_of_a_rank_deficient_matrix_has_no_residuals_and_its_rank():
+    a = np.array([[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]])
+    b = np.array([1.0, 2.0, 3.5])
+    want = np.linalg.lstsq(a, b, rcond=None)
+    x, residuals, rank, _ = gg.linalg.lstsq(gg.tensor(a), gg.tensor(b))
+    np.testing.assert_allclose(x.numpy(), want[0], rtol=1e-10)
+    assert rank == want[2] == 1 and residuals.shape == want[1].shape == (0,)
+
+
+def test_lstsq_refuses_mismatched_shapes():
+    with pytest.raises(gg.ShapeError, match="lstsq"):
+        gg.linalg.lstsq(gg.tensor(np.ones((3, 2))), gg.tensor(np.ones(4)))
+    with pytest.raises(gg.ShapeError, match="lstsq"):
+        gg.linalg.lstsq(gg.tensor(np.ones((2, 3, 2))), gg.tensor(np.ones(3)))

@@ -88,7 +88,8 @@ def test_a_rule_declared_not_reading_outputs_that_reads_them_fails_clearly():
 def test_reuse_and_output_freeing_are_declarations_of_the_builtin_rules_only():
     assert registry.rules_donating_dy == {"Square", "Sqrt", "Rsqrt", "Reciprocal", "Exp", "Log", "Tanh",
                                           "Sigmoid", "Relu", "LeakyRelu", "Elu", "Softplus", "Softsign", "Gelu",
-                                          "Abs", "Clip", "Tan", "Atan", "Sinh", "Cosh", "Silu", "LogSigmoid"}
+                                          "Abs", "Clip", "Tan", "Atan", "Sinh", "Cosh", "Silu", "LogSigmoid",
+                                          "Cbrt"}
     for op_type in ("Exp", "Tanh", "Sigmoid", "Sqrt", "Relu", "Softmax"):
         assert op_type in registry.rules_reading_outputs
     user = [t for t in registry.rules if t.startswith("Trust")]

@@ -538,6 +538,48 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=_NO_VALUE):
     return matmul(multiply(vh, expand_dims(s_inv, -1)), u, transpose_a=True, transpose_b=True)
 
 
+def lstsq(a, b, rcond=None):
+    """The least-squares solution of ``a @ x = b``, as ``numpy.linalg.lstsq``: ``(x, residuals, rank, s)``.
+
+    ``a`` is (M, N), ``b`` (M,) or (M, K). Singular values at or below
+    ``rcond * max(s)`` count as zero (``rcond=None``: ``max(M, N) * eps``, NumPy's
+    default). ``x`` is ``pinv(a) @ b`` through :func:`svd`, so it is
+    differentiable in ``a`` and ``b`` wherever the rank does not change;
+    ``residuals`` (the squared 2-norm of ``b - a @ x`` per column, empty unless the
+    rank is N < M) and ``s`` are differentiable too, ``rank`` is an integer.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> a = gg.tensor([[1.0, 0.0], [1.0, 1.0], [1.0, 2.0]], dtype="float64")
+        >>> x, residuals, rank, s = gg.linalg.lstsq(a, gg.tensor([1.0, 2.0, 2.0], dtype="float64"))
+        >>> [round(v, 4) for v in x.numpy().tolist()], round(residuals.item(), 4), rank
+        ([1.1667, 0.5], 0.1667, 2)
+    """
+    a = _matrix(a, "Svd", square=False)
+    if a.ndim != 2:
+        raise ShapeError(f"op 'lstsq' takes a matrix a of shape (M, N), not {a.shape}")
+    b = unary(b) if not isinstance(b, Tensor) else b
+    m, n = a.shape
+    if b.ndim not in (1, 2) or b.shape[0] != m:
+        raise ShapeError(f"op 'lstsq' needs b of shape ({m},) or ({m}, K) for a of shape {a.shape}, not {b.shape}")
+    if b._data.dtype != a._data.dtype:
+        b = Tensor._wrap(b._data.astype(a._data.dtype), b._device) if not b._data.dtype.kind == "f" else b
+    if rcond is None:
+        rcond = max(m, n) * np.finfo(a._data.dtype).eps
+    s = svd(a, compute_uv=False)
+    xp = a._device.xp
+    rank = int(xp.count_nonzero(s._data > rcond * xp.max(s._data))) if s.size else 0
+    x = matmul(pinv(a, rcond=rcond), b)
+    if rank == n and m > n:
+        r = subtract(b, matmul(a, x))
+        residuals = _sum(multiply(r, r), axis=0)
+        if b.ndim == 1:
+            residuals = reshape(residuals, (1,))
+    else:
+        residuals = Tensor._wrap(xp.zeros((0,), dtype=x._data.dtype), x._device)
+    return x, residuals, rank, s
+
+
 # ---------------------------------------------------------------- matrix_power
 
 

@@ -30,6 +30,7 @@ Example:
 """
 import ast
 import dataclasses
+import linecache
 import types
 from typing import Callable, Optional
 
@@ -192,8 +193,12 @@ def _public_function(h, module_globals):
                   f"                return _run(_h, {tensors}, None)  # raises the op's ShapeError",
                   f"            return _emit({h.op_type!r}, data, dev, {tensors})"]
     lines += [f"        return _run(_h, {tensors}, {call_params})", f"    return {h.name}"]
+    source = "\n".join(lines) + "\n"
+    # a file name inside the package (anomaly mode skips gpugrad's frames), whose lines tracebacks can show
+    filename = f"{__file__}<{h.name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace = {}
-    exec(compile("\n".join(lines) + "\n", __file__, "exec"), namespace)  # noqa: S102 - from the declaration
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - from the declaration
     inner = namespace["_make"](_run, h, unary, Tensor, CPU, lent, emit, h.cost or 0)
     fn = types.FunctionType(inner.__code__, module_globals, h.name, inner.__defaults__, inner.__closure__)
     fn.__module__ = module_globals["__name__"]

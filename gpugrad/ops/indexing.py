@@ -359,6 +359,7 @@ def _pad_grad(op, dy):
 TENSOR_METHODS = {
     "__getitem__": getitem,
     "__setitem__": _setitem,
+    "take": lambda self, indices, axis=None: take(self, indices, axis=axis),
 }
 
 __all__ = public_ops(globals())

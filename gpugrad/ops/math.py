@@ -313,6 +313,47 @@ def _cos_grad(op, dy):
     return (-(dy * sin(op.inputs[0])),)
 
 
+# ---------------------------------------------------------------- cbrt
+
+
+def cbrt(x):
+    """The real cube root elementwise (negative for negative x), as ``numpy.cbrt``.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.cbrt(gg.tensor([-8.0, 27.0])).numpy().tolist()
+        [-2.0, 3.0]
+    """
+    x = unary(x)
+    data = elementwise(np.cbrt, x._data, x._device)
+    return emit("Cbrt", data, x._device, (x,))
+
+
+@RegisterGradient("Cbrt", donates_dy=True)
+def _cbrt_grad(op, dy):
+    return (cbrt_grad(op.outputs[0], dy),)
+
+
+def _cbrt_grad_cpu(y, dy, out=None):
+    square = np.multiply(y, y, out=...)  # an array, 0-d ones included
+    return np.divide(dy, np.multiply(square, host_scalar(3.0, square), out=square), out=out)
+
+
+def _cbrt_grad_grad(op, g):
+    # d/dy [dy / (3 y^2)] = -2 dy / (3 y^3) = -2 out / y
+    y, dy = op.inputs
+    out = op.outputs[0]
+    return -(g * (2.0 * out / y)), cbrt_grad(y, g)
+
+
+cbrt_grad = declare(
+    globals(), name="cbrt_grad", op_type="CbrtGrad", inputs=("y", "dy"), forward="cbrt",
+    summary="Fused gradient of cbrt from its output y", math="dy / (y * y * 3.0)", generated=True,
+    cpu=_cbrt_grad_cpu, cost=CHEAP, reuses_dy=True, grad=_cbrt_grad_grad, grad_reads_outputs=True,
+    check=Check({"y": Range(0.2, 3.0, signed=True)}),
+    example=">>> gg.raw_ops.cbrt_grad(gg.tensor(2.0), gg.tensor(12.0)).item()\n1.0")
+
+
 TENSOR_METHODS = {"exp": exp, "log": log, "sqrt": sqrt, "square": square}
 
 

@@ -599,6 +599,7 @@ TENSOR_METHODS = {
     "partition": partition,
     "searchsorted": lambda self, v, side="left", sorter=None: searchsorted(self, v, side, sorter),
     "nonzero": nonzero,
+    "mT": property(lambda self: swapaxes(self, -1, -2)),  # the matrix transpose of each matrix, as ndarray.mT
 }
 
 __all__ = public_ops(globals())

@@ -81,6 +81,8 @@ SPECS = [
     OpSpec("ExpGrad", ops.exp_grad, [S, S], draw=positive(S, S)),
     OpSpec("Log", gg.log, [S], draw=positive(S)),
     OpSpec("LogGrad", ops.log_grad, [S, S], draw=positive(S, S)),
+    OpSpec("Cbrt", gg.cbrt, [S], away_from_zero=0.3),
+    OpSpec("CbrtGrad", ops.cbrt_grad, [S, S], away_from_zero=0.3),
     OpSpec("Expm1", gg.expm1, [S]),
     OpSpec("Log1p", gg.log1p, [S], draw=positive(S, low=-0.5)),
     OpSpec("Sin", gg.sin, [S]),
