@@ -13,7 +13,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..registry import NotDifferentiable
 from .arithmetic import multiply, subtract, where
-from .base import emit, float_dtype_of, public_ops, unary
+from .base import emit, public_ops, unary
 from .control import cast
 from .indexing import getitem
 from .reductions import group_size, kept_shape, normalize_axis
@@ -32,8 +32,8 @@ def _refuse_out(op_type, out):
 
 
 def _floating(x):
-    """``x`` itself when it holds floats, else cast to float32 (gpugrad's default float)."""
-    return x if x._data.dtype.kind in "fc" else cast(x, float_dtype_of(x._data))
+    """``x`` itself when it holds floats, else cast to float64, as NumPy's statistics (and gg.mean) compute integers."""
+    return x if x._data.dtype.kind in "fc" else cast(x, np.float64)
 
 
 # ---------------------------------------------------------------- nansum, nanmean
