@@ -2,7 +2,7 @@
 
 Hypothesis draws an expression tree over one to three inputs of random shapes
 that broadcast together; its first derivatives (the full Jacobian) and second
-derivatives (through :func:`tests.test_gradients.gradient_function`) are
+derivatives (through :func:`tests.conftest.gradient_function`) are
 checked against central differences in float64. Besides the elementwise ops,
 trees hold ``broadcast_to`` and keepdims reductions, so shapes change inside
 them. An op with a restricted domain sees its argument through registered ops
