@@ -17,6 +17,24 @@ from .base import CPU, ONE, elementwise, emit, public_ops, unary
 from .hot import TRANSCENDENTAL, Check, Range, declare
 
 
+def _float_data(x):
+    """x's array, integers and booleans as float32 (the activations' results of integers)."""
+    return x._data if x.dtype.kind == "f" else x._data.astype(np.float32)
+
+
+def softplus_array(device, d):
+    """log(1 + e**d) of float array ``d`` on ``device``, stable for large |d|: ``max(d, 0) + log1p(e**-|d|)``.
+
+    Example:
+        >>> import numpy as np
+        >>> from gpugrad.backend import CPU
+        >>> softplus_array(CPU, np.array([0.0, 800.0])).tolist()
+        [0.6931471805599453, 800.0]
+    """
+    xp = device.xp
+    return relu_array(device, d) + xp.log1p(xp.exp(-xp.abs(d)))
+
+
 # ---------------------------------------------------------------- tanh
 
 
@@ -259,9 +277,7 @@ def softplus(x):
         [100.0]
     """
     x = unary(x)
-    xp = x._device.xp
-    out = relu_array(x._device, x._data) + xp.log1p(xp.exp(-xp.abs(x._data)))
-    return emit("Softplus", out, x._device, (x,))
+    return emit("Softplus", softplus_array(x._device, x._data), x._device, (x,))
 
 
 @RegisterGradient("Softplus", reads_outputs=False, donates_dy=True)
@@ -298,7 +314,7 @@ def softsign(x):
     """
     x = unary(x)
     xp = x._device.xp
-    d = x._data if x.dtype.kind == "f" else x._data.astype(np.float32)
+    d = _float_data(x)
     return emit("Softsign", d / (1 + xp.abs(d)), x._device, (x,))
 
 
@@ -329,11 +345,6 @@ softsign_grad = declare(
 
 
 # ---------------------------------------------------------------- silu (swish), mish, hard_tanh, hard_sigmoid, log_sigmoid
-
-
-def _float_data(x):
-    """x's array, integers and booleans as float32 (as the other activations of integers)."""
-    return x._data if x.dtype.kind == "f" else x._data.astype(np.float32)
 
 
 def silu(x):
@@ -392,7 +403,7 @@ def mish(x):
     x = unary(x)
     xp = x._device.xp
     d = _float_data(x)
-    softplus_d = relu_array(x._device, d) + xp.log1p(xp.exp(-xp.abs(d)))
+    softplus_d = softplus_array(x._device, d)
     return emit("Mish", d * xp.tanh(softplus_d), x._device, (x,))
 
 
@@ -493,4 +504,4 @@ log_sigmoid_grad = declare(
 
 TENSOR_METHODS = {"tanh": tanh, "sigmoid": sigmoid, "relu": relu}
 
-__all__ = public_ops(globals(), not_ops=("sigmoid_array", "relu_array"))
+__all__ = public_ops(globals(), not_ops=("sigmoid_array", "relu_array", "softplus_array"))

@@ -177,12 +177,7 @@ def eye(N, M=None, k=0, dtype=None, device=None):  # noqa: N803 - NumPy's names
         >>> gg.eye(2, 3, k=1).numpy().tolist()
         [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
     """
-    N = _count(N, "N", "eye")
-    M = N if M is None else _count(M, "M", "eye")
-    if not _is_int(k):
-        raise DTypeError(f"eye: k must be an int, not {k!r}")
-    dev = get_device(device)
-    return _place(dev.xp.eye(N, M, int(k), dtype=np.dtype(dtype if dtype is not None else np.float32)), dev)
+    return _diagonal_matrix("eye", N, M, k, dtype, device)
 
 
 def tri(N, M=None, k=0, dtype=None, device=None):  # noqa: N803 - NumPy's names
@@ -193,12 +188,18 @@ def tri(N, M=None, k=0, dtype=None, device=None):  # noqa: N803 - NumPy's names
         >>> gg.tri(2, 3).numpy().tolist()
         [[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]]
     """
-    N = _count(N, "N", "tri")
-    M = N if M is None else _count(M, "M", "tri")
+    return _diagonal_matrix("tri", N, M, k, dtype, device)
+
+
+def _diagonal_matrix(name, N, M, k, dtype, device):  # noqa: N803 - NumPy's names
+    """``xp.<name>(N, M, k, dtype)`` (eye or tri) on ``device``, the arguments checked; float32 by default."""
+    N = _count(N, "N", name)
+    M = N if M is None else _count(M, "M", name)
     if not _is_int(k):
-        raise DTypeError(f"tri: k must be an int, not {k!r}")
+        raise DTypeError(f"{name}: k must be an int, not {k!r}")
     dev = get_device(device)
-    return _place(dev.xp.tri(N, M, int(k), dtype=np.dtype(dtype if dtype is not None else np.float32)), dev)
+    maker = getattr(dev.xp, name)
+    return _place(maker(N, M, int(k), dtype=np.dtype(dtype if dtype is not None else np.float32)), dev)
 
 
 TENSOR_METHODS = {}

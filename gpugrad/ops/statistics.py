@@ -31,6 +31,13 @@ def _refuse_out(op_type, out):
                         f"to write into; use the tensor it returns")
 
 
+def _prepared(op_type, a, dtype, out):
+    """``a`` as a tensor in ``dtype`` (when given), after refusing an ``out`` array."""
+    _refuse_out(op_type, out)
+    a = unary(a)
+    return a if dtype is None else cast(a, dtype)
+
+
 def _floating(x):
     """``x`` itself when it holds floats, else cast to float64, as NumPy's statistics (and gg.mean) compute integers."""
     return x if x._data.dtype.kind in "fc" else cast(x, np.float64)
@@ -55,10 +62,7 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False):
         >>> gg.nansum(gg.tensor([1.0, float("nan"), 3.0])).item()
         4.0
     """
-    _refuse_out("nansum", out)
-    a = unary(a)
-    if dtype is not None:
-        a = cast(a, dtype)
+    a = _prepared("nansum", a, dtype, out)
     return _sum(_nan_zeroed(a)[0], axis=axis, keepdims=keepdims)
 
 
@@ -70,11 +74,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
         >>> gg.nanmean(gg.tensor([1.0, float("nan"), 3.0])).item()
         2.0
     """
-    _refuse_out("nanmean", out)
-    a = unary(a)
-    if dtype is not None:
-        a = cast(a, dtype)
-    a = _floating(a)
+    a = _floating(_prepared("nanmean", a, dtype, out))
     zeroed, nan = _nan_zeroed(a)
     if nan is None:
         return _mean(a, axis=axis, keepdims=keepdims)
