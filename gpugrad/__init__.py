@@ -14,7 +14,7 @@ __version__ = "0.1.0"
 
 from .errors import (AnomalyError, DeviceError, DeviceUnavailableError, DTypeError, GpugradError,  # noqa: E402
                      GradientError, GradientUsageError, IndexOutOfRangeError, LookupGradientError, NotATensorError,
-                     LinAlgError, OutOfMemoryError, ShapeError)
+                     LinAlgError, OutOfMemoryError, ShapeError, TraceError)
 from .backend import cuda_available, default_device, device, devices, get_device  # noqa: E402
 from .backend.cpu_threads import get_num_threads, set_num_threads  # noqa: E402
 from .tensor import Tensor, Variable, as_tensor, from_dlpack, from_numpy, tensor  # noqa: E402
@@ -34,6 +34,7 @@ from .serialization import load, save  # noqa: E402
 from . import data  # noqa: E402
 from . import random  # noqa: E402
 from . import linalg, raw_ops  # noqa: E402
+from .traced import Function, function  # noqa: E402
 
 no_gradient = NotDifferentiable
 float16, float32, float64 = _np.float16, _np.float32, _np.float64
@@ -51,6 +52,7 @@ __all__ = [
     "GradientTape", "RegisterGradient", "NotDifferentiable", "no_gradient", "registered_ops",
     "custom_gradient", "record_operation", "detect_anomaly", "explain_gradient",
     "grad", "value_and_grad", "jacobian", "hessian", "vjp", "jvp", "hvp",
+    "function", "Function",
     # training and models
     "clip_by_global_norm", "save", "load",
     # modules
@@ -58,6 +60,6 @@ __all__ = [
     # errors
     "GpugradError", "ShapeError", "DTypeError", "DeviceError", "DeviceUnavailableError", "GradientError",
     "GradientUsageError", "LookupGradientError", "NotATensorError", "IndexOutOfRangeError", "OutOfMemoryError",
-    "AnomalyError", "LinAlgError",
+    "AnomalyError", "LinAlgError", "TraceError",
     "__version__",
 ] + list(ops.__all__)

@@ -34,6 +34,9 @@ What raises what (each message names the op, the shapes, dtypes or devices, and 
 - NotATensorError (a TypeError, and a ValueError as TensorFlow raises): ``tape.watch``,
   ``gradient`` or ``jacobian`` given something that is not a tensor.
 - OutOfMemoryError: a GPU ran out of memory in an op (its name and the bytes asked).
+- TraceError (a RuntimeError, as TensorFlow's tracing errors): what ``gg.function`` cannot trace, said at
+  trace time with the line: a traced tensor read on the host (``.item()``, ``.numpy()``, ``bool(t)``,
+  ``if t > 0:``), a variable created on a second trace, a random draw that returns host data.
 - LinAlgError (a ValueError, as ``numpy.linalg.LinAlgError``): a ``gg.linalg`` op given a singular
   or non-positive-definite matrix, or one whose decomposition does not converge.
 """
@@ -97,3 +100,9 @@ class LinAlgError(GpugradError, ValueError):
     one that is not positive definite (``cholesky``), or a decomposition that did not converge.
     The message names the op and the input's shape. A ValueError, as ``numpy.linalg.LinAlgError``
     is, so code written for NumPy's class catches it by that base."""
+
+
+class TraceError(GpugradError, RuntimeError):
+    """What ``gg.function`` cannot trace: a traced tensor's value read on the host inside the
+    function (``.item()``, ``.numpy()``, ``bool(t)``, data-dependent ``if``/``while``), a variable
+    created on a second trace; the message names the line. Raised when tracing, not when replaying."""

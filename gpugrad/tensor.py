@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 
+from ._tracing import state as _trace
 from .backend import CPU, get_device
 from .errors import DeviceError, DTypeError, ShapeError
 
@@ -234,7 +235,9 @@ class Tensor:
             >>> gg.tensor([[1.0, 2.0]]).tolist()
             [[1.0, 2.0]]
         """
-        return self.numpy().tolist()
+        if _trace.active:
+            _trace.check_host_read(self, "tolist()")
+        return self._host().tolist()
 
     @property
     def device(self):
@@ -249,6 +252,8 @@ class Tensor:
         check sees it); it is there for zero-copy interop with code that only
         reads. ``.numpy()`` and ``np.asarray(t)`` give read-only views instead.
         """
+        if _trace.active:
+            _trace.check_host_read(self, ".data")
         return self._data
 
     def numpy(self):
@@ -267,6 +272,12 @@ class Tensor:
             ...
             ValueError: assignment destination is read-only
         """
+        if _trace.active:
+            _trace.check_host_read(self, "numpy()")
+        return self._host()
+
+    def _host(self):
+        """``numpy()`` without the trace check (for repr, which shows the values a trace holds)."""
         if self._device is CPU:
             return _read_only(self._data)
         host = self._device.backend.to_numpy(self._data)
@@ -275,6 +286,8 @@ class Tensor:
 
     def item(self):
         """The single value as a Python number."""
+        if _trace.active:
+            _trace.check_host_read(self, "item()")
         if self._data.size != 1:
             raise ShapeError(f"item() needs a tensor of one element, got shape {self.shape}")
         return self._data.item()
@@ -303,6 +316,8 @@ class Tensor:
             >>> view.flags.writeable, np.array(gg.tensor([1.0])).flags.writeable
             (False, True)
         """
+        if _trace.active:
+            _trace.check_host_read(self, "np.asarray()")
         if self._device is not CPU:
             raise DeviceError(
                 f"np.asarray() of a tensor on {self.device!r} would copy it silently; call .numpy()")
@@ -318,10 +333,14 @@ class Tensor:
         """The GPU buffer itself, shared and writable as ``.data`` (CuPy, Numba and PyTorch read it)."""
         if self._device is CPU:
             raise AttributeError("a CPU tensor has no __cuda_array_interface__")
+        if _trace.active:
+            _trace.check_host_read(self, "__cuda_array_interface__")
         return self._data.__cuda_array_interface__
 
     def __dlpack__(self, *args, **kwargs):
         """The buffer, shared: read-only on the CPU where the consumer speaks DLPack 1 (NumPy 2 does)."""
+        if _trace.active:
+            _trace.check_host_read(self, "DLPack export")
         if self._device is CPU:
             try:
                 return _read_only(self._data).__dlpack__(*args, **kwargs)
@@ -345,6 +364,8 @@ class Tensor:
             yield self[i]
 
     def __bool__(self):
+        if _trace.active:
+            _trace.check_host_read(self, "bool()")
         return bool(self._data)
 
     def __float__(self):
@@ -369,6 +390,8 @@ class Tensor:
         if not spec:
             return str(self)
         if not self._data.ndim:
+            if _trace.active:
+                _trace.check_host_read(self, "format()")
             return format(self._data.item(), spec)
         raise TypeError(f"format spec {spec!r} needs a 0-d tensor (one value), not one of shape {self.shape} "
                         f"(as for NumPy arrays); format t.item() or t.numpy()")
@@ -397,10 +420,12 @@ class Tensor:
         if self._data.ndim:
             raise TypeError(f"{what} needs a 0-d tensor (one value), not one of shape {self.shape}; "
                             f"round the values with np.round(t.numpy(), n)")
+        if _trace.active:
+            _trace.check_host_read(self, what)
         return self._data.item()
 
     def __repr__(self):
-        body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
+        body = np.array2string(self._host(), separator=", ", prefix="tensor(")
         return f"tensor({body}, dtype={self.dtype}, device={self.device!r})"
 
 
@@ -437,6 +462,8 @@ class Variable(Tensor):
     __slots__ = ("trainable", "name", "_version")
 
     def __init__(self, initial, dtype=None, device=None, trainable=True, name=None):
+        if _trace.active:
+            _trace.check_new_variable()
         super().__init__(initial, dtype, device)  # a copy: the variable owns its array
         self.trainable = bool(trainable)
         self.name = name
@@ -500,6 +527,8 @@ class Variable(Tensor):
 
     def numpy(self):
         """A writable NumPy copy of the current value (later assigns do not change it)."""
+        if _trace.active:
+            _trace.check_host_read(self, "numpy()")
         array = self._device.backend.to_numpy(self._data)
         return array.copy() if array is self._data else array
 

@@ -11,10 +11,10 @@ import types
 import gpugrad as gg
 
 PUBLIC = [
-    'AnomalyError', 'DTypeError', 'DeviceError', 'DeviceUnavailableError', 'GpugradError',
+    'AnomalyError', 'DTypeError', 'DeviceError', 'DeviceUnavailableError', 'Function', 'GpugradError',
     'GradientError', 'GradientTape', 'GradientUsageError', 'IndexOutOfRangeError', 'LinAlgError',
     'LookupGradientError', 'NotATensorError', 'NotDifferentiable', 'OutOfMemoryError',
-    'RegisterGradient', 'ShapeError', 'Tensor', 'Variable', '__version__', 'abs', 'add', 'all', 'any',
+    'RegisterGradient', 'ShapeError', 'Tensor', 'TraceError', 'Variable', '__version__', 'abs', 'add', 'all', 'any',
     'append', 'arange', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctan2', 'arctanh',
     'argmax', 'argmin', 'argsort', 'as_tensor', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'average',
     'avg_pool2d', 'batch_norm', 'bool_', 'broadcast_to', 'cast', 'cbrt', 'ceil', 'clip',
@@ -23,7 +23,7 @@ PUBLIC = [
     'deg2rad', 'degrees', 'dense', 'detect_anomaly', 'device', 'devices', 'diag', 'diagonal', 'diff',
     'divide', 'dot', 'dropout', 'dstack', 'einsum', 'elu', 'embedding', 'erf', 'exp', 'exp2',
     'expand_dims', 'explain_gradient', 'expm1', 'eye', 'flip', 'fliplr', 'flipud', 'float16', 'float32',
-    'float64', 'floor', 'fmax', 'fmin', 'fmod', 'from_dlpack', 'from_numpy', 'full', 'full_like',
+    'float64', 'floor', 'fmax', 'fmin', 'fmod', 'from_dlpack', 'from_numpy', 'full', 'full_like', 'function',
     'gather', 'gelu', 'get_device', 'get_num_threads', 'getitem', 'grad', 'gradient',
     'gradient_checker', 'hard_sigmoid', 'hard_tanh', 'hessian', 'hstack', 'hvp', 'hypot', 'identity',
     'inner', 'int32', 'int64', 'isfinite', 'isinf', 'isnan', 'jacobian', 'jvp', 'kron', 'layer_norm',

@@ -212,6 +212,13 @@ class Optimizer:
                 raise ValueError(f"{self.name}: no gradient for any variable (every gradient is None); "
                                  f"does the loss depend on the variables?")
             return
+        self._apply_pairs(pairs)
+
+    def _apply_pairs(self, pairs):
+        """Clip, then update each variable of ``pairs`` ``(grad, var, free)`` (checked, none None); one step.
+
+        The step ``gg.function`` replays: it evaluates the learning rate and counts the step each time.
+        """
         if self.global_clipnorm is not None:  # clipped gradients are not scratch: a clip may return its input
             clipped, _ = clip_by_global_norm([g for g, _, _ in pairs], self.global_clipnorm)
             pairs = [(g, v, False) for g, (_, v, _) in zip(clipped, pairs)]

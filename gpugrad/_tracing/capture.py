@@ -1,0 +1,441 @@
+"""Running a function once while capturing its array work as steps over buffers.
+
+A :class:`Capture` runs the traced function with a profile hook (``sys.setprofile``, in the
+tracing thread only) that sees every call of a *root* (:mod:`.roots`) made from outside any
+other root. Each such call runs as usual; a collecting recording (one that follows every
+tensor) notes the ops it emits. When it returns it becomes a step:
+
+- folded: an op with no traced input, or one of ``ones_like``'s kind: its results are constants;
+- kernel steps: an op whose every emitted op has a replay kernel (:mod:`.kernels`) and reads only
+  buffers and constants: one prebound array call per emitted op, into its output array;
+- a call step otherwise: the same function called again with the same arguments, its results
+  (and every array its ops saved for their gradients) copied into the buffers it filled here.
+
+A *buffer* is an array the trace made or was given: the function's tensor inputs (copies
+the plan owns), every array a step produced. The trace's tensors keep wrapping their buffers,
+so a call step replays with the very argument objects it was traced with, and a kernel step
+is prebound to the very arrays. Variables are read and written where they live.
+
+What a trace cannot follow is refused with the reason (:class:`Untraceable`, and then the
+function runs eagerly), or, for the user's own code, raised as a TraceError naming the line:
+a traced tensor read on the host outside an op.
+"""
+import dis
+import os
+import sys
+import threading
+
+import numpy as np
+
+from .. import _nest as nest
+from .._recorder import ATTRS, INPUTS, OUTPUTS, TYPE, Op, Recording, pop_tape, push_tape
+from ..errors import TraceError
+from ..tensor import Tensor, Variable
+from . import kernels, roots, state
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_RETURNS = {dis.opmap[name] for name in ("RETURN_VALUE", "RETURN_CONST") if name in dis.opmap}
+
+
+class Untraceable(Exception):
+    """The trace met work it cannot replay; the message says what and where."""
+
+
+class _FollowsAll(dict):
+    """A ``watched`` map that holds every tensor: a collecting recording records every op."""
+
+    def __contains__(self, key):
+        return True
+
+    def __setitem__(self, key, value):
+        pass
+
+
+def collecting_recording():
+    """A recording that records every op emitted while it is on the thread's stack."""
+    r = Recording(None, watch_accessed=False)
+    r.watched = _FollowsAll()
+    return r
+
+
+def user_line(depth=2):
+    """``file:line`` of the innermost frame outside gpugrad (the user's line)."""
+    frame = sys._getframe(depth)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+        frame = frame.f_back
+    if frame is None:
+        return "an unknown line"
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+def _argument_leaves(args, kwargs):
+    """The leaves of a root's arguments, a gradient rule's ``op`` opened into what it holds."""
+    if not (args or kwargs):
+        return []
+    leaves = []
+    for x in nest.flatten([list(args), kwargs]):
+        if isinstance(x, Op):
+            leaves.extend(x.inputs)
+            if isinstance(x.outputs, tuple):
+                leaves.extend(x.outputs)
+            for key, value in (x.attrs or {}).items():
+                leaves.extend(a for _, a in _arrays_in(value, ()))
+        else:
+            leaves.append(x)
+    return leaves
+
+
+def _saved(record, path, a):
+    """A saved-array entry ``(record, path, buffer, through_base)``: a read-only view (a broadcast made
+    inside an op) is refilled through the array it views, which a replay's new view also views."""
+    if a.flags.writeable:
+        return (record, path, a, False)
+    root = _root_array(a)
+    if root is a or not root.flags.writeable:
+        raise Untraceable(f"an op saves a read-only array of shape {a.shape} that a replay cannot refill")
+    return (record, path, root, True)
+
+
+def _arrays_in(value, path):
+    """``(path, array)`` for each array in attribute ``value`` (an array, or tuples and lists of them)."""
+    if _is_array(value):
+        yield path, value
+    elif isinstance(value, (tuple, list)):
+        for i, item in enumerate(value):
+            yield from _arrays_in(item, path + (i,))
+
+
+def _op_snapshot(op):
+    """A copy of the gradient rule's view ``op`` as it is now (the sweep reuses one view for every record)."""
+    copy = Op(None, op._reached)
+    copy.type, copy.inputs, copy.outputs, copy.attrs = op.type, op.inputs, op.outputs, op.attrs
+    return copy
+
+
+def _root_array(a):
+    while getattr(a, "base", None) is not None and hasattr(a.base, "dtype"):
+        a = a.base
+    return a
+
+
+def _is_array(x):
+    """Whether ``x`` is a NumPy or CuPy array (not a NumPy scalar: an immutable value, as a Python number)."""
+    return hasattr(x, "__array_priority__") and hasattr(x, "dtype") and hasattr(x, "shape") \
+        and not isinstance(x, (Tensor, np.generic))
+
+
+class KernelStep:
+    """One emitted op replayed by its kernel (:func:`.kernels.build`) from ``inputs`` into ``outputs``."""
+
+    __slots__ = ("op_type", "inputs", "attrs", "outputs", "device")
+
+    def __init__(self, op_type, inputs, attrs, outputs, device):
+        self.op_type, self.inputs, self.attrs, self.outputs, self.device = op_type, inputs, attrs, outputs, device
+
+    def build(self, moved=None):
+        """The kernel's prebound call, with arrays moved by liveness (``moved``: id -> array) replaced."""
+        if moved:
+            return kernels.build(self.op_type, [moved.get(id(a), a) for a in self.inputs], self.attrs,
+                                 [moved.get(id(a), a) for a in self.outputs], self.device)
+        return kernels.build(self.op_type, self.inputs, self.attrs, self.outputs, self.device)
+
+
+class CallStep:
+    """A root called again: ``fn(*args, **kwargs)``; leaf ``i`` of its result copied into buffer ``b`` for
+    each ``(i, b)`` of ``outputs``; ``(record, where, b)`` of ``saved``: the array its ``record``-th op
+    saved (an output, an input made inside it, or an attribute) copied into ``b``."""
+
+    __slots__ = ("fn", "args", "kwargs", "kind", "outputs", "saved", "op_types", "reads")
+
+    def __init__(self, fn, args, kwargs, kind, outputs, saved, op_types, reads):
+        self.fn, self.args, self.kwargs, self.kind = fn, args, kwargs, kind
+        self.outputs, self.saved, self.op_types, self.reads = outputs, saved, op_types, reads
+
+    @property
+    def op_type(self):
+        return getattr(self.fn, "__qualname__", repr(self.fn))
+
+
+class Capture:
+    """One trace: ``with capture: result = fn(*traced_args)``, then ``capture.steps`` and the buffers.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> x = gg.tensor([1.0, 2.0])
+        >>> capture = Capture()
+        >>> x_traced = capture.input(x)
+        >>> with capture:
+        ...     y = gg.exp(x_traced) * 2.0
+        >>> [type(s).__name__ for s in capture.steps]
+        ['KernelStep', 'KernelStep']
+    """
+
+    def __init__(self, allow_new_variables=True):
+        self.allow_new_variables = allow_new_variables
+        self.steps = []
+        self.inputs = []  # (buffer, device) per tensor input
+        self.buffers = {}  # id(array) -> array, for every buffer
+        self.tensors = {}  # id(tensor) -> tensor, for every traced tensor (kept alive)
+        self.variables = {}  # id(variable) -> variable read or written
+        self.var_arrays = {}  # id(array) -> variable, the live arrays of the variables seen
+        self.viewed = set()  # ids of buffers that views made in the trace look into
+        self.births = {}  # id(array) -> line, arrays wrapped outside any root (not replayable)
+        self.keep = []  # arrays and tensors the ids above refer to
+        self.refusal = None  # an Untraceable or TraceError to raise once the call returns
+        self.thread = threading.get_ident()
+        self._root = None  # (frame, fn, kind, args, kwargs, recording, stack) of the root now running
+        self._birth_codes = (Tensor._wrap.__func__.__code__, Tensor._adopt.__func__.__code__)
+        self._previous_profile = None
+
+    # --- inputs and lookups ------------------------------------------------------
+    def input(self, t):
+        """A traced tensor for input tensor ``t``: a copy the plan owns and rebinds every call."""
+        buffer = t._data.copy()
+        traced = Tensor._wrap(buffer, t._device)
+        self.inputs.append((buffer, t._device))
+        self._add_buffer(buffer)
+        self._add_tensor(traced)
+        return traced
+
+    def _add_buffer(self, a):
+        self.buffers[id(a)] = a
+        self.keep.append(a)
+
+    def _add_tensor(self, t):
+        self.tensors[id(t)] = t
+
+    def _note_variable(self, v):
+        if id(v) not in self.variables:
+            self.variables[id(v)] = v
+            self.var_arrays[id(v._data)] = v
+
+    def known_array(self, a):
+        """Whether array ``a`` is a buffer or a variable's live array, or a view of one."""
+        if id(a) in self.buffers or id(a) in self.var_arrays:
+            return True
+        root = _root_array(a)
+        return id(root) in self.buffers or id(root) in self.var_arrays
+
+    def is_traced(self, t):
+        """Whether tensor ``t`` holds values that change from call to call (an input, a result, a variable)."""
+        if isinstance(t, Variable):
+            return True
+        return id(t) in self.tensors or self.known_array(t._data)
+
+    def check_host_read(self, t, what):
+        if self.thread != threading.get_ident() or self._root is not None or not self.is_traced(t):
+            return
+        raise TraceError(
+            f"{what} of a traced tensor (shape {t.shape}, {t.dtype}) inside a gg.function at {user_line(3)}: its "
+            f"value differs from call to call, and a trace runs the Python code once. Compute with gpugrad ops "
+            f"instead (gg.where for an if, a mask instead of a loop), return the tensor and read it after the "
+            f"call, or run this function eagerly")
+
+    def check_new_variable(self):
+        if self.thread == threading.get_ident() and self._root is None and not self.allow_new_variables:
+            raise TraceError(
+                f"a Variable created inside a gg.function on a later trace, at {user_line(3)}: a function may "
+                f"create variables on its first trace only (as tf.function), since a replay does not run the "
+                f"Python code that creates them. Create it outside the function, or on the first call only")
+
+    def _traced_leaf(self, x):
+        if isinstance(x, Tensor):
+            if isinstance(x, Variable):
+                self._note_variable(x)
+                return True
+            self._check_birth(x._data)
+            return id(x) in self.tensors or self.known_array(x._data)
+        if _is_array(x):
+            self._check_birth(x)
+            return self.known_array(x)
+        return False
+
+    def _check_birth(self, a):
+        line = self.births.get(id(a))
+        if line is not None:
+            raise Untraceable(f"an array made outside gpugrad's ops at {line} is read by a later op")
+
+    # --- the hook --------------------------------------------------------------------
+    def __enter__(self):
+        roots.table()
+        self._previous_profile = sys.getprofile()
+        state.active.append(self)
+        sys.setprofile(self._profile)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        sys.setprofile(self._previous_profile)
+        state.active.remove(self)
+        if self._root is not None:  # an exception left a root: take its recording off the stack
+            frame, fn, kind, args, kwargs, rec, stack = self._root
+            self._root = None
+            pop_tape(rec, stack)
+        if exc_type is None and self.refusal is not None:
+            raise self.refusal
+        return False
+
+    def _profile(self, frame, event, arg):
+        if event == "call":
+            if self._root is None:
+                entry = roots.table().get(frame.f_code)
+                if entry is not None:
+                    self._enter(frame, entry)
+        elif event == "return":
+            root = self._root
+            if root is not None:
+                if frame is root[0]:
+                    self._leave(frame, arg)
+            elif frame.f_code in self._birth_codes and isinstance(arg, Tensor):
+                a = arg._data
+                if not self.known_array(a):
+                    self.births[id(a)] = f"{frame.f_back.f_code.co_filename}:{frame.f_back.f_lineno}"
+                    self.keep.append(a)
+
+    def _enter(self, frame, entry):
+        kind, functions = entry
+        fn = roots.function_of(frame, functions)
+        if fn is None:
+            self._refuse(Untraceable(f"cannot tell which {frame.f_code.co_name} runs at {user_line(3)}"))
+            return
+        if kind == roots.REFUSED:
+            self._refuse(TraceError(
+                f"{fn.__qualname__} inside a gg.function at {user_line(3)} returns host data, which a trace would "
+                f"freeze at its first values; draw it outside the function and pass it in as an argument"))
+        args, kwargs = roots.call_arguments(frame, fn)
+        args = [_op_snapshot(a) if isinstance(a, Op) else a for a in args]  # the sweep refills its one Op
+        rec = collecting_recording()
+        stack = push_tape(rec)
+        self._root = (frame, fn, kind, args, kwargs, rec, stack)
+
+    def _leave(self, frame, result):
+        _, fn, kind, args, kwargs, rec, stack = self._root
+        self._root = None
+        pop_tape(rec, stack)
+        if frame.f_code.co_code[frame.f_lasti] not in _RETURNS:
+            self._refuse(Untraceable(f"{fn.__qualname__} raised inside the traced function at {user_line(3)}; a "
+                                     f"trace that catches an op's error follows the data, not the code"))
+            return
+        if self.refusal is not None:
+            return
+        try:
+            self._make_step(fn, kind, args, kwargs, result, rec.ops)
+        except (Untraceable, TraceError) as e:
+            self._refuse(e)
+
+    def _refuse(self, error):
+        if self.refusal is None:
+            self.refusal = error
+
+    # --- steps ---------------------------------------------------------------------
+    def _make_step(self, fn, kind, args, kwargs, result, records):
+        leaves = _argument_leaves(args, kwargs)
+        traced = False
+        for x in leaves:
+            if self._traced_leaf(x):
+                traced = True
+        if kind == roots.SHAPE or (kind == roots.OP and not traced):
+            return  # a constant
+        if kind == roots.OP and self._kernel_steps(records, result, leaves):
+            return
+        self._call_step(fn, kind, args, kwargs, result, records)
+
+    def _kernel_steps(self, records, result, arguments):
+        """Kernel steps for ``records``; False (nothing added) when one cannot be replayed so.
+
+        An op's inputs must be buffers, variables, the root's arguments (constants made before it)
+        or outputs of its earlier ops: anything else was made inside the root, maybe from the data.
+        """
+        made = {id(x._data if isinstance(x, Tensor) else x): x for x in arguments
+                if isinstance(x, Tensor) or _is_array(x)}
+        planned = []
+        for rec in records:
+            op_type, inputs, outputs, attrs = rec[TYPE], rec[INPUTS], rec[OUTPUTS], rec[ATTRS]
+            in_arrays = []
+            for t in inputs:
+                a = t._data
+                if isinstance(t, Variable):
+                    self._note_variable(t)
+                elif not (id(a) in made or self.known_array(a) or id(t) in self.tensors or kernels.is_constant(a)):
+                    return False
+                in_arrays.append(a)
+            out_arrays = [o._data for o in outputs]
+            if all(self.known_array(a) or id(_root_array(a)) in made for a in out_arrays):
+                for a in out_arrays:  # a view of a buffer: it follows the buffer by itself
+                    self.viewed.add(id(_root_array(a)))
+                planned.append(None)
+            else:
+                step = KernelStep(op_type, in_arrays, attrs, out_arrays, outputs[0]._device)
+                if step.build() is None:
+                    return False
+                planned.append(step)
+            for a in out_arrays:
+                made[id(a)] = a
+        for leaf in nest.flatten(result):
+            if isinstance(leaf, Tensor) and not (id(leaf._data) in made or id(leaf) in self.tensors
+                                                 or isinstance(leaf, Variable) or self.known_array(leaf._data)):
+                return False
+        for rec, step in zip(records, planned):
+            for o in rec[OUTPUTS]:
+                self._add_buffer(o._data)
+                self._add_tensor(o)
+                self.keep.append(o)
+            if step is not None:
+                self.steps.append(step)
+        for leaf in nest.flatten(result):
+            if isinstance(leaf, Tensor) and not isinstance(leaf, Variable):
+                self._add_tensor(leaf)
+                self.keep.append(leaf)
+        return True
+
+    def _call_step(self, fn, kind, args, kwargs, result, records):
+        outputs = []
+        for i, leaf in enumerate(nest.flatten(result)):
+            if not isinstance(leaf, Tensor) or isinstance(leaf, Variable):
+                continue
+            a = leaf._data
+            if id(leaf) in self.tensors:
+                if kind == roots.HOST:
+                    raise Untraceable(f"{fn.__qualname__} returned a tensor it was given, which a replay cannot follow")
+                continue  # an op that returns its input as it is, every time
+            if self.known_array(a):
+                if kind == roots.HOST:  # its result may be a view or a copy from call to call: a buffer of its own
+                    a = leaf._data = a.copy()
+                else:
+                    self.viewed.add(id(_root_array(a)))
+            outputs.append((i, a))
+            self._add_buffer(a)
+            self._add_tensor(leaf)
+            self.keep.append(leaf)
+        saved = []
+        for r, rec in enumerate(records):
+            for j, o in enumerate(rec[OUTPUTS]):
+                if id(o) not in self.tensors and not self.known_array(o._data):
+                    saved.append(_saved(r, (OUTPUTS, j), o._data))
+                    self._add_buffer(o._data)
+                    self._add_tensor(o)
+                    self.keep.append(o)
+            for j, t in enumerate(rec[INPUTS]):
+                if isinstance(t, Variable):
+                    self._note_variable(t)
+                elif id(t) not in self.tensors and not self.known_array(t._data) and not kernels.is_constant(t._data):
+                    saved.append(_saved(r, (INPUTS, j), t._data))  # made inside this root from its inputs, maybe
+                    self._add_buffer(t._data)
+                    self._add_tensor(t)
+                    self.keep.append(t)
+            for key, value in (rec[ATTRS] or {}).items():
+                for path, a in _arrays_in(value, (ATTRS, key)):
+                    if not self.known_array(a):
+                        saved.append(_saved(r, path, a))
+                        self._add_buffer(a)
+        op_types = tuple(rec[TYPE] for rec in records)
+        reads = [x for x in _argument_leaves(args, kwargs) if isinstance(x, Tensor) or _is_array(x)]
+        self.steps.append(CallStep(fn, tuple(args), dict(kwargs), kind, outputs, saved, op_types, reads))
+
+    # --- the end ----------------------------------------------------------------------
+    def output(self, leaf):
+        """How the plan returns result leaf ``leaf``: ``("buffer", array, device)``, ``("value", leaf)``."""
+        if isinstance(leaf, Tensor) and not isinstance(leaf, Variable):
+            self._check_birth(leaf._data)
+            if id(leaf) in self.tensors or self.known_array(leaf._data):
+                return ("buffer", leaf._data, leaf._device)
+        return ("value", leaf)

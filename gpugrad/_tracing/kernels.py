@@ -1,0 +1,131 @@
+"""Replay kernels: the ops a plan may run as one prebound array call into their output array.
+
+``build(op_type, inputs, attrs, outputs, device)`` returns a function of no arguments that
+computes op ``op_type``'s outputs from arrays ``inputs`` into arrays ``outputs`` (the ones
+the trace's eager call made) with the very array calls the op's forward makes, so to the
+same bits; or None, and the op is replayed by calling it again. A kernel is declared only
+where its bits are the forward's: the ufunc the forward calls, with ``out=``, for float
+operands of one dtype (the forward's own dtype rules apply to the rest); the reductions'
+ufunc ``reduce``; ``matmul``; the hot gradients' own formulas (``cpu=`` of their declaration
+on the CPU, their fused kernel on a GPU). ``tests/test_function.py`` replays every op of the
+spec table against its eager result, bit for bit.
+
+Example:
+    >>> import numpy as np
+    >>> from gpugrad.backend import CPU
+    >>> x, out = np.array([0.0, 1.0]), np.empty(2)
+    >>> build("Exp", [x], None, [out], CPU)()
+    >>> out.tolist() == np.exp(x).tolist()
+    True
+"""
+import functools
+
+import numpy as np
+
+from ..backend import CPU, cpu_fast
+from ..backend.cpu_fast import CHEAP, COSTLY
+from ..ops import base as _base
+from ..ops.hot import HOT_GRADIENTS
+from ..ops.reductions import group_size
+
+# op type -> name of the ufunc its forward applies to float operands of one dtype (NumPy's and CuPy's)
+UNARY = {"Neg": "negative", "Exp": "exp", "Log": "log", "Tanh": "tanh", "Sqrt": "sqrt", "Square": "square",
+         "Abs": "absolute", "Sin": "sin", "Cos": "cos", "Log1p": "log1p", "Expm1": "expm1"}
+BINARY = {"Add": "add", "Sub": "subtract", "Mul": "multiply", "Div": "true_divide", "Pow": "power"}
+# the forwards that go through ops.base.elementwise on the CPU, and their cost class there
+_ELEMENTWISE_COST = {"Exp": COSTLY, "Log": COSTLY, "Tanh": COSTLY, "Sqrt": COSTLY, "Square": CHEAP}
+
+_HOT_BY_TYPE = {}
+
+
+def _hot(op_type):
+    if not _HOT_BY_TYPE:
+        _HOT_BY_TYPE.update({h.op_type: h for h in HOT_GRADIENTS.values()})
+    return _HOT_BY_TYPE.get(op_type)
+
+
+def is_constant(a):
+    """Whether array ``a`` is one of the ops' cached 0-d constants (the same every call)."""
+    if getattr(a, "ndim", 1) != 0:
+        return False
+    return any(t._data is a for t in _base._scalar_tensors.values()) or \
+        any(c is a for c in _base._host_scalars.values()) or \
+        any(c is a for table in (_base.ONE, _base.ZERO) for c in table.values())
+
+
+def _floats_of_one_dtype(arrays, outputs):
+    dtype = outputs[0].dtype
+    return dtype.kind == "f" and all(a.dtype == dtype for a in arrays) and all(o.dtype == dtype for o in outputs)
+
+
+def build(op_type, inputs, attrs, outputs, device):
+    """A function of no arguments that runs op ``op_type`` from ``inputs`` into ``outputs``; or None."""
+    hot = _hot(op_type)
+    if hot is not None:
+        return _hot_kernel(hot, inputs, attrs, outputs, device)
+    if not _floats_of_one_dtype(inputs, outputs) or len(outputs) != 1:
+        return None
+    out = outputs[0]
+    xp = device.xp
+    if op_type in UNARY:
+        ufunc = getattr(xp, UNARY[op_type])
+        cost = _ELEMENTWISE_COST.get(op_type)
+        if device is CPU and cost is not None and inputs[0].size >= cost:
+            return functools.partial(cpu_fast.run, ufunc, (inputs[0],), cost, out)
+        return functools.partial(ufunc, inputs[0], out=out)
+    if op_type in BINARY:
+        return functools.partial(getattr(xp, BINARY[op_type]), inputs[0], inputs[1], out=out)
+    if op_type == "Relu":
+        if device is CPU:
+            return functools.partial(cpu_fast.run, cpu_fast.relu, (inputs[0],), CHEAP, out)
+        return functools.partial(xp.maximum, inputs[0], 0, out=out)
+    if op_type == "MatMul":
+        a, b = inputs
+        attrs = attrs or {}
+        if attrs.get("transpose_a"):
+            a = a.swapaxes(-1, -2)
+        if attrs.get("transpose_b"):
+            b = b.swapaxes(-1, -2)
+        return functools.partial(xp.matmul, a, b, out=out)
+    if op_type in ("Sum", "Mean", "Max") and attrs is not None and "axes" in attrs:
+        return _reduction(op_type, inputs[0], attrs["axes"], out, device)
+    return None
+
+
+def _reduction(op_type, x, axes, out, device):
+    keepdims = out.ndim == x.ndim and x.ndim > 0
+    xp = device.xp
+    if op_type == "Max":
+        if device is not CPU or not x.size:
+            return None
+        return functools.partial(np.maximum.reduce, x, axis=axes, keepdims=keepdims, out=out)
+    if device is not CPU:
+        return None  # CuPy's sum and mean: replayed by calling the op
+    if op_type == "Sum":
+        return functools.partial(np.add.reduce, x, axis=axes, keepdims=keepdims, out=out)
+    count = group_size(x.shape, axes)
+    if count is None or not (x.dtype == np.float32 or x.dtype == np.float64):
+        return None
+
+    def mean():
+        np.add.reduce(x, axis=axes, keepdims=keepdims, out=out)
+        np.true_divide(out, count, out=out)
+    return mean if xp is np else None
+
+
+def _hot_kernel(h, inputs, attrs, outputs, device):
+    params = None
+    if h.params:
+        params = {k: attrs[k] for k in h.params} if attrs is not None and all(k in attrs for k in h.params) else None
+        if params is None or any(hasattr(v, "shape") and getattr(v, "ndim", 0) for v in params.values()):
+            return None
+    if device is CPU:
+        if len(outputs) == 1 and h.cost is not None:
+            return functools.partial(cpu_fast.run, h.cpu, tuple(inputs), h.cost, outputs[0], params)
+
+        def several():
+            results = h.cpu(*inputs, **(params or {}))
+            for o, r in zip(outputs, results if isinstance(results, tuple) else (results,)):
+                np.copyto(o, r)
+        return several
+    return functools.partial(device.backend.fused, h.name, *inputs, *outputs, **(params or {}))

@@ -1,0 +1,179 @@
+"""A trace compiled into a plan: prebound calls over buffers, replayed with new inputs.
+
+:func:`compile_plan` turns a finished :class:`~.capture.Capture` into a :class:`Plan`:
+
+- each kernel step is its prebound call; each call step a closure that calls the root
+  again under a collecting recording and copies what it made into the buffers;
+- buffers are shared by liveness: a kernel step's output takes the array of an earlier
+  output of the same shape, dtype and strides once every reader of that one has run (never
+  an array a view looks into, an input, an output returned, or one a call step reads);
+- the result's tensors are copied out on every call, so what a call returns is the caller's.
+
+Example:
+    >>> import gpugrad as gg
+    >>> from gpugrad._tracing.capture import Capture
+    >>> capture = Capture()
+    >>> x = capture.input(gg.tensor([1.0, 2.0]))
+    >>> with capture:
+    ...     y = x * 3.0 + 1.0
+    >>> plan = compile_plan(capture, y)
+    >>> plan.run([gg.tensor([0.0, 1.0])]).numpy().tolist()
+    [1.0, 4.0]
+"""
+from .. import _nest as nest
+from .._recorder import pop_tape, push_tape
+from ..backend import CPU
+from ..errors import TraceError
+from ..tensor import Tensor
+from .capture import CallStep, KernelStep, _root_array, collecting_recording
+
+
+class Plan:
+    """What a replay runs: ``inputs`` (buffer, device) bound from the call's tensors, ``steps``
+    (functions of no arguments), ``outputs`` (how each result leaf is returned), ``structure``
+    (the result's nesting), ``guards`` (variables whose live array the steps are bound to)."""
+
+    def __init__(self, inputs, steps, outputs, structure, guards, stats):
+        self.inputs = inputs
+        self.steps = steps
+        self.outputs = outputs
+        self.structure = structure
+        self.guards = guards
+        self.stats = stats
+
+    def bound_to_variables(self):
+        """Whether every variable a kernel step reads still lives in the array it was traced with."""
+        for v, a in self.guards:
+            if v._data is not a:
+                return False
+        return True
+
+    def run(self, tensors):
+        """Replay with ``tensors`` (the call's tensor arguments, flattened); returns the result."""
+        for (buffer, _), t in zip(self.inputs, tensors):
+            buffer[...] = t._data
+        for step in self.steps:
+            step()
+        return self.result()
+
+    def result(self):
+        leaves = []
+        for how in self.outputs:
+            if how[0] == "buffer":
+                leaves.append(Tensor._wrap(how[1].copy(), how[2]))
+            else:
+                leaves.append(how[1])
+        if self.structure is None:
+            return leaves[0]
+        return nest.pack_like(self.structure, leaves)
+
+
+def _call_closure(step):
+    fn, args, kwargs, outputs, saved = step.fn, step.args, step.kwargs, step.outputs, step.saved
+    n_records = len(step.op_types)
+    op_types = step.op_types
+    collector = collecting_recording()
+    xp_of = _xp_of
+
+    def call():
+        stack = push_tape(collector)
+        try:
+            result = fn(*args, **kwargs)
+        finally:
+            pop_tape(collector, stack)
+        records = collector.ops
+        collector.ops = []
+        if outputs:
+            leaves = nest.flatten(result)
+            for i, buffer in outputs:
+                a = leaves[i]._data
+                if a is not buffer:
+                    xp_of(buffer).copyto(buffer, a)
+        if saved:
+            if len(records) != n_records or tuple(r[0] for r in records) != op_types:
+                raise TraceError(
+                    f"{getattr(fn, '__qualname__', fn)} ran ops {[r[0] for r in records]} on replay where the "
+                    f"trace ran {list(op_types)}; the plan cannot follow work that changes with the data")
+            for r, path, buffer, through_base in saved:
+                value = records[r]
+                for key in path:
+                    value = value[key]
+                a = value._data if isinstance(value, Tensor) else value
+                if through_base:
+                    a = _root_array(a)
+                if a is not buffer:
+                    xp_of(buffer).copyto(buffer, a)
+    return call
+
+
+def _xp_of(a):
+    import numpy as np
+    if isinstance(a, np.ndarray):
+        return np
+    import cupy
+    return cupy
+
+
+def compile_plan(capture, result):
+    """The :class:`Plan` of finished ``capture`` whose function returned ``result``."""
+    structure = result if isinstance(result, (list, tuple, dict)) else None
+    leaves = nest.flatten(result) if structure is not None else [result]
+    outputs = [capture.output(leaf) for leaf in leaves]
+    returned = {id(how[1]) for how in outputs if how[0] == "buffer"}
+    steps = capture.steps
+    moved = _share_buffers(capture, steps, returned)
+    compiled = [s.build(moved) if isinstance(s, KernelStep) else _call_closure(s) for s in steps]
+    guards = []
+    seen = set()
+    for s in steps:
+        if isinstance(s, KernelStep):
+            for a in s.inputs:
+                v = capture.var_arrays.get(id(a))
+                if v is not None and id(v) not in seen:
+                    seen.add(id(v))
+                    guards.append((v, a))
+    stats = {"kernel_steps": sum(isinstance(s, KernelStep) for s in steps),
+             "call_steps": sum(isinstance(s, CallStep) for s in steps),
+             "calls": sorted({s.op_type for s in steps if isinstance(s, CallStep)}),
+             "buffers": len(capture.buffers), "buffers_shared": len(moved)}
+    return Plan(capture.inputs, compiled, outputs, structure, guards, stats)
+
+
+def _share_buffers(capture, steps, returned):
+    """id(traced array) -> the array a kernel step writes instead: a dead buffer of the same layout."""
+    pinned = set(returned) | capture.viewed | {id(b) for b, _ in capture.inputs}
+    last_read = {}
+    for i, s in enumerate(steps):
+        reads = s.inputs if isinstance(s, KernelStep) else s.reads
+        for x in reads:
+            a = x._data if isinstance(x, Tensor) else x
+            last_read[id(_root_array(a))] = i
+            if isinstance(s, CallStep):  # a call step reads (and may keep) the very array: never moved
+                pinned.add(id(_root_array(a)))
+        if isinstance(s, CallStep):
+            pinned.update(id(b) for _, b in s.outputs)
+            pinned.update(id(b) for _, _, b, _ in s.saved)
+    dying = {}  # step index -> ids of the arrays last read there
+    for a_id, i in last_read.items():
+        dying.setdefault(i, []).append(a_id)
+    free = {}  # layout -> arrays whose last reader has run
+    moved = {}
+    for i, s in enumerate(steps):
+        if isinstance(s, KernelStep):
+            for a in s.outputs:
+                if id(a) in pinned or a.base is not None or id(a) in moved:
+                    continue
+                pool = free.get(_layout(a))
+                if pool:
+                    moved[id(a)] = pool.pop()
+        for a_id in dying.get(i, ()):
+            a = capture.buffers.get(a_id)
+            if a is None or a_id in pinned or a.base is not None:
+                continue
+            a = moved.get(a_id, a)
+            free.setdefault(_layout(a), []).append(a)
+    return moved
+
+
+def _layout(a):
+    return (a.shape, a.dtype.str, a.strides, type(a))

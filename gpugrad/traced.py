@@ -1,0 +1,242 @@
+"""``gg.function``: trace a Python function once per input signature, replay the trace after.
+
+As ``tf.function``. The first call with a new *signature* runs the function (the trace) while
+:mod:`gpugrad._tracing` captures its array work: forward ops, the tape's backward sweep,
+optimizer updates, variable assignments, random draws. Later calls with that signature bind
+the new argument data into the trace's input buffers and replay the captured calls, each
+prebound to its output buffer: no tape, no gradient-rule lookup, no Tensor per op. On the CPU
+a replay computes with the same array calls in the same order as the eager call, so to the
+same bits.
+
+The signature: the shape, dtype and device of each tensor argument; the value of every other
+argument (Python numbers, strings, ``None``; any other object by identity); the default
+device. Variables are captured by reference: a replay reads and updates them where they
+live, so a variable assigned between calls is seen by the next one.
+
+What a trace follows, and what it does not (as ``tf.function``):
+
+- Python code runs once per trace: a ``print`` or a list append inside the function happens
+  on the first call only. A tensor the function keeps outside itself holds the values of the
+  latest call.
+- Reading a traced value on the host inside the function — ``.item()``, ``.numpy()``,
+  ``float(t)``, ``bool(t)``, ``if t > 0:`` — raises :class:`gpugrad.TraceError` naming the line:
+  the trace would freeze that branch. Compute with ops (``gg.where``) instead.
+- A variable may be created on the first trace only; creating one on a later trace raises.
+- Work the capture cannot replay exactly (an op that raised and was caught, an array made
+  outside gpugrad's ops) makes that signature run eagerly, every call, with the reason in
+  :meth:`Function.diagnostics` and one warning.
+- Called while a GradientTape of the thread records, or under ``gg.detect_anomaly()``, the
+  function runs eagerly, so the tape sees every op.
+
+Example:
+    >>> import gpugrad as gg
+    >>> w = gg.Variable([1.0, 2.0])
+    >>> opt = gg.optimizers.SGD(0.1)
+    >>> @gg.function
+    ... def step(x):
+    ...     return opt.minimize(lambda: gg.sum(gg.square(w * x)), [w])
+    >>> [round(step(gg.tensor([1.0, 1.0])).item(), 4) for _ in range(3)]
+    [5.0, 3.2, 2.048]
+    >>> step.trace_count
+    1
+"""
+import collections
+import functools
+import threading
+import warnings
+
+import numpy as np
+
+from . import _nest as nest
+from . import anomaly
+from ._recorder import _thread_stack
+from ._tracing import state
+from ._tracing.capture import Capture, Untraceable
+from ._tracing.plan import compile_plan
+from .backend import default_device
+from .errors import TraceError
+from .tensor import Tensor, Variable
+
+__all__ = ["function", "Function"]
+
+
+def function(fn=None, *, max_traces=32):
+    """Trace ``fn`` once per input signature and replay the trace on later calls (``tf.function``).
+
+    Use as ``@gg.function``, ``@gg.function(max_traces=8)`` or ``gg.function(fn)``. See
+    :mod:`gpugrad.traced` for what is traced and what is not.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> f = gg.function(lambda x: gg.exp(x) * 2.0)
+        >>> f(gg.tensor([0.0])).numpy().tolist(), f(gg.tensor([1.0])).numpy().tolist()
+        ([2.0], [5.436563491821289])
+        >>> f.trace_count
+        1
+    """
+    if fn is None:
+        return functools.partial(function, max_traces=max_traces)
+    if not callable(fn):
+        raise TypeError(f"gg.function takes a function, not {type(fn).__name__}")
+    return Function(fn, max_traces)
+
+
+class _Trace:
+    """One signature's plan, or why it runs eagerly."""
+
+    __slots__ = ("plan", "eager_reason")
+
+    def __init__(self, plan, eager_reason=None):
+        self.plan, self.eager_reason = plan, eager_reason
+
+
+class Function:
+    """A function traced per signature (made by :func:`function`); call it as the function.
+
+    ``trace_count``: how many traces it made (a new signature, or a variable rebound, makes one);
+    ``diagnostics()``: one line per cached trace (its steps, and why it runs eagerly if it does).
+
+    Example:
+        >>> import gpugrad as gg
+        >>> f = gg.function(lambda x, n: x * n)
+        >>> _ = f(gg.tensor([1.0]), 2), f(gg.tensor([1.0]), 3), f(gg.tensor([5.0]), 2)
+        >>> f.trace_count
+        2
+    """
+
+    def __init__(self, fn, max_traces=32):
+        if int(max_traces) < 1:
+            raise ValueError(f"max_traces must be >= 1, got {max_traces!r}")
+        self._fn = fn
+        self._max_traces = int(max_traces)
+        self._traces = collections.OrderedDict()  # signature -> _Trace
+        self._lock = threading.RLock()
+        self.trace_count = 0
+        functools.update_wrapper(self, fn)
+
+    def __get__(self, instance, owner):
+        if instance is None:
+            return self
+        return functools.partial(self.__call__, instance)
+
+    def experimental_get_tracing_count(self):
+        """TensorFlow's name for :attr:`trace_count`."""
+        return self.trace_count
+
+    @property
+    def python_function(self):
+        """The function this traces (``tf.function``'s attribute)."""
+        return self._fn
+
+    def diagnostics(self):
+        """One line per cached trace: its signature's tensors, steps and buffers, or why it runs eagerly.
+
+        Example:
+            >>> import gpugrad as gg
+            >>> f = gg.function(lambda x: x + 1.0)
+            >>> _ = f(gg.tensor([1.0]))
+            >>> f.diagnostics()[0].split(":")[0]
+            'trace 1 (cpu)'
+        """
+        lines = []
+        for i, (sig, trace) in enumerate(self._traces.items(), 1):
+            where = sig[1]
+            if trace.plan is None:
+                lines.append(f"trace {i} ({where}): runs eagerly: {trace.eager_reason}")
+                continue
+            st = trace.plan.stats
+            calls = ", ".join(st["calls"][:12]) + (" ..." if len(st["calls"]) > 12 else "")
+            lines.append(f"trace {i} ({where}): {st['kernel_steps']} kernel steps, {st['call_steps']} call steps"
+                         f"{' (' + calls + ')' if calls else ''}, {st['buffers']} buffers "
+                         f"({st['buffers_shared']} outputs in shared buffers); {st.get('graph', 'no CUDA graph')}")
+        return lines
+
+    def __call__(self, *args, **kwargs):
+        if _thread_stack() or state.active or _anomaly_on():
+            return self._fn(*args, **kwargs)  # a tape records, or an outer trace captures: run the ops
+        flat = nest.flatten([list(args), kwargs])
+        tensors = [x for x in flat if isinstance(x, Tensor) and not isinstance(x, Variable)]
+        signature = (_signature(flat), default_device())
+        with self._lock:
+            trace = self._traces.get(signature)
+            if trace is not None and trace.plan is not None and not trace.plan.bound_to_variables():
+                del self._traces[signature]  # a variable's array was replaced: trace again
+                trace = None
+            if trace is None:
+                return self._trace(signature, args, kwargs, flat)
+            self._traces.move_to_end(signature)
+            if trace.plan is None:
+                return self._fn(*args, **kwargs)
+            return trace.plan.run(tensors)
+
+    def _trace(self, signature, args, kwargs, flat):
+        capture = Capture(allow_new_variables=self.trace_count == 0)
+        traced = {}
+        for x in flat:
+            if isinstance(x, Tensor) and not isinstance(x, Variable) and id(x) not in traced:
+                traced[id(x)] = capture.input(x)
+        if len(traced) != sum(1 for x in flat if isinstance(x, Tensor) and not isinstance(x, Variable)):
+            return self._eager(signature, "one tensor is passed twice", args, kwargs)
+        structure = [list(args), kwargs]
+        leaves = [traced.get(id(x), x) if isinstance(x, Tensor) else x for x in flat]
+        t_args, t_kwargs = nest.pack_like(structure, leaves)
+        self.trace_count += 1
+        result = None
+        try:
+            with capture:
+                result = self._fn(*t_args, **t_kwargs)
+            plan = compile_plan(capture, result)
+        except Untraceable as e:
+            # the trace ran the function once with its effects (variables updated, generators drawn from):
+            # this call's result is the trace's, and later calls run eagerly
+            self._store(signature, _Trace(None, str(e)))
+            warnings.warn(f"gg.function({getattr(self._fn, '__name__', 'fn')}) runs eagerly for this signature: {e}",
+                          RuntimeWarning, stacklevel=3)
+            return _copied(result)
+        self._store(signature, _Trace(plan))
+        return plan.result()
+
+    def _eager(self, signature, reason, args, kwargs):
+        self._store(signature, _Trace(None, reason))
+        return self._fn(*args, **kwargs)
+
+    def _store(self, signature, trace):
+        self._traces[signature] = trace
+        while len(self._traces) > self._max_traces:
+            self._traces.popitem(last=False)
+
+    def __repr__(self):
+        return f"<gg.function {getattr(self._fn, '__qualname__', self._fn)!r}, {self.trace_count} traces>"
+
+
+def _copied(result):
+    leaves = [Tensor._wrap(x._data.copy(), x._device) if isinstance(x, Tensor) and not isinstance(x, Variable)
+              else x for x in nest.flatten(result)] if isinstance(result, (list, tuple, dict)) else None
+    if leaves is None:
+        if isinstance(result, Tensor) and not isinstance(result, Variable):
+            return Tensor._wrap(result._data.copy(), result._device)
+        return result
+    return nest.pack_like(result, leaves)
+
+
+def _anomaly_on():
+    return anomaly.enabled()
+
+
+def _signature(flat):
+    parts = []
+    for x in flat:
+        if isinstance(x, Variable):
+            parts.append(("V", id(x)))
+        elif isinstance(x, Tensor):
+            d = x._data
+            parts.append(("T", d.shape, d.dtype.str, x._device.name))
+        elif isinstance(x, np.ndarray):
+            parts.append(("A", id(x)))
+        else:
+            try:
+                hash(x)
+                parts.append((type(x), x))
+            except TypeError:
+                parts.append(("id", id(x)))
+    return tuple(parts)
