@@ -132,7 +132,7 @@ def cmd_train(args):
 
     result = train(args.model, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
                    optimizer=args.optimizer, device=args.device, seed=args.seed, save=args.save,
-                   progress=not args.no_progress)
+                   progress=not args.no_progress, eager=args.eager)
     print(result.summary())
     if args.save:
         print(f"weights saved to {args.save}")
@@ -336,6 +336,8 @@ def _add_train(sub):
     train.add_argument("--seed", type=int, default=0, help="seed of the weights and the batch order (default: 0)")
     train.add_argument("--save", metavar="PATH", help="write the trained weights to this .npz file")
     train.add_argument("--no-progress", action="store_true", help="no progress bar, only the final line")
+    train.add_argument("--eager", action="store_true",
+                       help="run each step op by op instead of through gg.function (traced once, replayed)")
     train.set_defaults(run=cmd_train, parser=train)
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from . import backend, data, nn, optimizers
 from .ops import argmax, softmax_cross_entropy
 from .tensor import Tensor
+from .traced import function
 
 MODELS = ("mlp", "cnn")
 OPTIMIZERS = ("sgd", "momentum", "adam", "adamw", "rmsprop", "adagrad")
@@ -39,12 +40,14 @@ class TrainResult:
     test_accuracy: float
     seconds: float
     samples_per_second: float
+    eager: bool = False
 
     def summary(self):
         """The final line ``gpugrad train`` prints."""
         return (f"{self.model}: test accuracy {self.test_accuracy:.2%} "
                 f"(train {self.train_accuracy:.2%}), final loss {self.final_loss:.4f}, "
-                f"{self.epochs} epochs in {self.seconds:.1f} s on {self.device}")
+                f"{self.epochs} epochs in {self.seconds:.1f} s on {self.device}"
+                f"{' (eager)' if self.eager else ''}")
 
 
 def build_model(name, seed=0, device=None):
@@ -118,8 +121,11 @@ def accuracy(model, images, labels, batch_size=512):
 
 
 def train(model="mlp", epochs=None, batch_size=None, lr=None, optimizer=None, device=None, seed=0,
-          save=None, progress=True, out=None):
+          save=None, progress=True, out=None, eager=False):
     """Train ``model`` on the digits' training split; returns a :class:`TrainResult`.
+
+    Each training step runs through :func:`gpugrad.function` (traced once per batch shape, then
+    replayed; the same bits as eager execution on the CPU), or op by op with ``eager=True``.
 
     Unset arguments take the model's defaults (:data:`DEFAULTS`); ``device``
     defaults to gpugrad's default device (the first GPU, else the CPU). The run
@@ -144,9 +150,14 @@ def train(model="mlp", epochs=None, batch_size=None, lr=None, optimizer=None, de
     steps = 0
     start = time.perf_counter()
     variables = net.trainable_variables  # found once, not on every step
+
+    def train_step(xb, yb):
+        return opt.minimize(lambda: softmax_cross_entropy(net(xb), yb), variables)
+
+    step = train_step if eager else function(train_step)
     for epoch in range(settings["epochs"]):
         for xb, yb in data.batches(x_train, y_train, settings["batch_size"], seed=order.integers(2**31)):
-            loss = opt.minimize(lambda: softmax_cross_entropy(net(xb), yb), variables)
+            loss = step(xb, yb)
             steps += 1
             bar.step(loss, xb.shape[0], epoch)
     final_loss = float(loss.item())  # .item() waits for the GPU
@@ -154,7 +165,7 @@ def train(model="mlp", epochs=None, batch_size=None, lr=None, optimizer=None, de
     bar.close()
     result = TrainResult(model, dev.name, settings["epochs"], steps, final_loss,
                          accuracy(net, x_train, y_train), accuracy(net, x_test, y_test), seconds,
-                         steps * settings["batch_size"] / seconds)
+                         steps * settings["batch_size"] / seconds, eager)
     if save:
         from .serialization import save as save_weights
 

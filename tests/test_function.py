@@ -339,3 +339,18 @@ def test_gg_function_decorates_methods():
             return x * self.w
     s = Scale()
     assert s(gg.tensor(3.0)).item() == 6.0 and s(gg.tensor(4.0)).item() == 8.0
+
+
+@pytest.mark.parametrize("model", ["mlp", "cnn"])
+def test_gpugrad_train_through_gg_function_gives_the_eager_weights_to_the_bit(model, tmp_path):
+    from gpugrad.training import train
+    results = {}
+    for eager in (True, False):
+        path = tmp_path / f"{eager}.npz"
+        results[eager] = train(model, epochs=1, device="cpu", progress=False, save=str(path), eager=eager)
+    assert results[True].final_loss == results[False].final_loss
+    assert results[True].test_accuracy == results[False].test_accuracy
+    eager_weights, traced_weights = np.load(tmp_path / "True.npz"), np.load(tmp_path / "False.npz")
+    assert sorted(eager_weights.files) == sorted(traced_weights.files)
+    for name in eager_weights.files:
+        assert_same(traced_weights[name], eager_weights[name])

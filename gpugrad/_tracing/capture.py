@@ -88,12 +88,18 @@ def _argument_leaves(args, kwargs):
 def _saved(record, path, a):
     """A saved-array entry ``(record, path, buffer, through_base)``: a read-only view (a broadcast made
     inside an op) is refilled through the array it views, which a replay's new view also views."""
-    if a.flags.writeable:
+    if _writable(a):
         return (record, path, a, False)
     root = _root_array(a)
-    if root is a or not root.flags.writeable:
+    if root is a or not _writable(root):
         raise Untraceable(f"an op saves a read-only array of shape {a.shape} that a replay cannot refill")
     return (record, path, root, True)
+
+
+def _writable(a):
+    """Whether array ``a`` can be written element by element (not read-only, not a broadcast: CuPy's arrays
+    have no writeable flag, and a broadcast's stride-0 elements share memory)."""
+    return getattr(a.flags, "writeable", True) and (a.size <= 1 or 0 not in a.strides)
 
 
 def _arrays_in(value, path):
@@ -402,7 +408,8 @@ class Capture:
                     a = leaf._data = a.copy()
                 else:
                     self.viewed.add(id(_root_array(a)))
-            outputs.append((i, a))
+            entry = _saved(i, None, a)  # (i, None, buffer, through_base)
+            outputs.append((i, entry[2], entry[3]))
             self._add_buffer(a)
             self._add_tensor(leaf)
             self.keep.append(leaf)

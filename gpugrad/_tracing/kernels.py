@@ -25,6 +25,8 @@ import numpy as np
 from ..backend import CPU, cpu_fast
 from ..backend.cpu_fast import CHEAP, COSTLY
 from ..ops import base as _base
+from ..ops import losses
+from ..ops.dense_layer import dense_array
 from ..ops.hot import HOT_GRADIENTS
 from ..ops.reductions import group_size
 
@@ -63,6 +65,9 @@ def build(op_type, inputs, attrs, outputs, device):
     hot = _hot(op_type)
     if hot is not None:
         return _hot_kernel(hot, inputs, attrs, outputs, device)
+    composite = _COMPOSITE.get(op_type)
+    if composite is not None:
+        return composite(inputs, attrs, outputs, device)
     if not _floats_of_one_dtype(inputs, outputs) or len(outputs) != 1:
         return None
     out = outputs[0]
@@ -129,3 +134,53 @@ def _hot_kernel(h, inputs, attrs, outputs, device):
                 np.copyto(o, r)
         return several
     return functools.partial(device.backend.fused, h.name, *inputs, *outputs, **(params or {}))
+
+
+def _into(out, result):
+    """Copy ``result`` into ``out`` unless it already is ``out``."""
+    if result is not out:
+        out[...] = result
+
+
+def _dense(inputs, attrs, outputs, device):
+    x, kernel = inputs[0], inputs[1]
+    bias = inputs[2] if len(inputs) == 3 else None
+    activation = None if attrs is None else attrs["activation"]
+    out = outputs[0]
+    if x.dtype != kernel.dtype or x.dtype != out.dtype:
+        return None
+    return lambda: _into(out, dense_array(device, x, kernel, bias, activation, out=out))
+
+
+def _softmax(inputs, attrs, outputs, device):
+    (x,), out = inputs, outputs[0]
+    if not x.size or attrs is None or x.dtype != out.dtype:
+        return None
+    axes = attrs["axes"]
+    return lambda: _into(out, losses.softmax_array(device, x, axes))
+
+
+def _softmax_cross_entropy(inputs, attrs, outputs, device):
+    # the probabilities (its third input) are the Softmax op's, which the trace replays just before
+    logits, labels, _ = inputs
+    out = outputs[0]
+    if not logits.size or labels.dtype != np.int64:
+        return None
+    reduction = "none" if attrs is None else attrs["reduction"]
+
+    def run():
+        losses.check_labels(labels, logits.shape, "SoftmaxCrossEntropy")
+        _into(out, losses.softmax_cross_entropy_arrays(device, logits, labels, reduction)[1])
+    return run
+
+
+def _softmax_cross_entropy_grad(inputs, attrs, outputs, device):
+    probs, labels, dy = inputs
+    out = outputs[0]
+    if device is not CPU:
+        return None
+    return lambda: _into(out, losses._softmax_cross_entropy_grad_cpu(probs, labels, dy))
+
+
+_COMPOSITE = {"Dense": _dense, "Softmax": _softmax, "SoftmaxCrossEntropy": _softmax_cross_entropy,
+              "SoftmaxCrossEntropyGrad": _softmax_cross_entropy_grad}

@@ -85,8 +85,10 @@ def _call_closure(step):
         collector.ops = []
         if outputs:
             leaves = nest.flatten(result)
-            for i, buffer in outputs:
+            for i, buffer, through_base in outputs:
                 a = leaves[i]._data
+                if through_base:
+                    a = _root_array(a)
                 if a is not buffer:
                     xp_of(buffer).copyto(buffer, a)
         if saved:
@@ -151,7 +153,7 @@ def _share_buffers(capture, steps, returned):
             if isinstance(s, CallStep):  # a call step reads (and may keep) the very array: never moved
                 pinned.add(id(_root_array(a)))
         if isinstance(s, CallStep):
-            pinned.update(id(b) for _, b in s.outputs)
+            pinned.update(id(b) for _, b, _ in s.outputs)
             pinned.update(id(b) for _, _, b, _ in s.saved)
     dying = {}  # step index -> ids of the arrays last read there
     for a_id, i in last_read.items():

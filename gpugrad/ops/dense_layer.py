@@ -70,20 +70,27 @@ def dense(x, kernel, bias=None, activation=None):
     dev = x._device if kernel._device is x._device and (bias is None or bias._device is x._device) \
         else same_device(tensors, "Dense")
     _check(x, kernel, bias, activation)
+    out = dense_array(dev, x._data, kernel._data, None if bias is None else bias._data, activation)
+    return emit("Dense", out, dev, tensors, _ATTRS.get(activation))
+
+
+def dense_array(dev, x, kernel, bias, activation, out=None):
+    """The array ``dense`` computes from arrays ``x``, ``kernel``, ``bias`` (or None) on ``dev``; the matrix
+    product goes into ``out`` when given (a fresh array of its shape and dtype), and the rest in place."""
     xp = dev.xp
-    out = xp.matmul(x._data, kernel._data)  # fresh: the steps below may write into it
+    out = xp.matmul(x, kernel, out=out)  # fresh: the steps below may write into it
     if bias is not None:
-        if xp.result_type(out, bias._data) == out.dtype:
-            xp.add(out, bias._data, out=out)
+        if xp.result_type(out, bias) == out.dtype:
+            xp.add(out, bias, out=out)
         else:
-            out = out + bias._data
+            out = out + bias
     if activation == "relu":
         relu_array(dev, out, out=out)
     elif activation == "tanh":
         xp.tanh(out, out=out)
     elif activation == "sigmoid":
         out = sigmoid_array(dev, out)
-    return emit("Dense", out, dev, tensors, _ATTRS.get(activation))
+    return out
 
 
 @RegisterGradient("Dense")
@@ -107,4 +114,4 @@ def _dense_grad(op, dy):
     return (gx, gk) if len(needs) == 2 else (gx, gk, gb)
 
 
-__all__ = public_ops(globals())
+__all__ = public_ops(globals(), not_ops=("dense_array",))

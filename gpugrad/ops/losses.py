@@ -77,12 +77,17 @@ def softmax(x, axis=-1):
     """
     x = unary(x)
     axes = _axes(x, axis, "Softmax")
+    return emit("Softmax", softmax_array(x._device, x._data, axes), x._device, (x,), {"axes": axes})
+
+
+def softmax_array(dev, x, axes):
+    """The array ``softmax`` computes from array ``x`` over ``axes`` (a tuple) on ``dev``."""
     try:
-        shift = _row_max(x._device, x._data, axes)
+        shift = _row_max(dev, x, axes)
     except ValueError:  # an empty axis has no max; the result is empty anyway
-        shift = x._data.dtype.type(0)
-    e = elementwise(np.exp, x._data - shift, x._device)
-    return emit("Softmax", e / sum_data(e, x._device, axes, keepdims=True), x._device, (x,), {"axes": axes})
+        shift = x.dtype.type(0)
+    e = elementwise(np.exp, x - shift, dev)
+    return e / sum_data(e, dev, axes, keepdims=True)
 
 
 @RegisterGradient("Softmax")
@@ -121,6 +126,17 @@ def _log_softmax_grad(op, dy):
 # ---------------------------------------------------------------- softmax_cross_entropy
 
 
+def check_labels(data, logits_shape, op_type):
+    """IndexOutOfRangeError unless every integer label in array ``data`` is in [0, classes)."""
+    classes = logits_shape[-1]
+    # one pass: as unsigned integers negative labels are huge, so one max finds every bad label
+    if data.size and (data.max() >= classes if data.dtype.kind == "u" else
+                      data.view(data.dtype.str.replace("i", "u")).max() >= classes):
+        value = int(data[(data < 0) | (data >= classes)].ravel()[0])
+        raise IndexOutOfRangeError(
+            f"op {op_type!r} got label {value}, outside [0, {classes}) for logits of shape {logits_shape}")
+
+
 def _label_tensor(labels, logits, op_type):
     """``labels`` as an int64 tensor on the logits' device, checked against the logits."""
     dev = logits._device
@@ -136,13 +152,7 @@ def _label_tensor(labels, logits, op_type):
         raise ShapeError(f"op {op_type!r} needs labels of shape {logits.shape[:-1]} for logits of shape "
                          f"{logits.shape}, got {labels.shape}")
     data = labels._data
-    classes = logits.shape[-1]
-    # one pass: as unsigned integers negative labels are huge, so one max finds every bad label
-    if data.size and (data.max() >= classes if data.dtype.kind == "u" else
-                      data.view(data.dtype.str.replace("i", "u")).max() >= classes):
-        value = int(data[(data < 0) | (data >= classes)].ravel()[0])
-        raise IndexOutOfRangeError(
-            f"op {op_type!r} got label {value}, outside [0, {classes}) for logits of shape {logits.shape}")
+    check_labels(data, logits.shape, op_type)
     if data.dtype != np.int64:
         labels = Tensor._wrap(data.astype(np.int64), dev)
     return labels
@@ -171,25 +181,32 @@ def softmax_cross_entropy(logits, labels, reduction="mean"):
         raise ShapeError("op 'SoftmaxCrossEntropy' needs logits of shape (..., classes), got a scalar")
     labels = _label_tensor(labels, logits, "SoftmaxCrossEntropy")
     dev = logits._device
+    probs, losses = softmax_cross_entropy_arrays(dev, logits._data, labels._data, reduction)
+    probs = emit("Softmax", probs, dev, (logits,), {"axes": (logits.ndim - 1,)})
+    return emit("SoftmaxCrossEntropy", losses, dev, (logits, labels, probs), _REDUCED.get(reduction))
+
+
+def softmax_cross_entropy_arrays(dev, logits, labels, reduction):
+    """``(probs, losses)`` that ``softmax_cross_entropy`` computes from arrays ``logits`` and int64 ``labels``
+    (checked) on ``dev``."""
     xp = dev.xp
     classes = logits.shape[-1]
     try:
-        shifted = logits._data - _row_max(dev, logits._data, -1)
+        shifted = logits - _row_max(dev, logits, -1)
     except ValueError:  # no classes (and so no rows: labels were checked): nothing to shift
-        shifted = logits._data.copy()
+        shifted = logits.copy()
     e = elementwise(np.exp, shifted, dev)
     total = sum_data(e, dev, (-1,), keepdims=True)
     # loss = log(sum(exp(shifted))) - shifted[label], the label's entry found by flat index
-    rows = labels._data.size
-    flat_index = labels._data.reshape(-1) + xp.arange(0, rows * classes, classes or 1)  # no classes: no rows
+    rows = labels.size
+    flat_index = labels.reshape(-1) + xp.arange(0, rows * classes, classes or 1)  # no classes: no rows
     picked = shifted.reshape(-1)[flat_index].reshape(labels.shape)
-    probs = emit("Softmax", e / total, dev, (logits,), {"axes": (logits.ndim - 1,)})
     losses = xp.log(total[..., 0]) - picked
     # reduced here to the bit as gg.mean and gg.sum reduce: their op would cost a record and two gradient ops
     if reduction != "none":
         reduce_data = mean_data if reduction == "mean" else sum_data
         losses = reduce_data(losses, dev, tuple(range(losses.ndim)))
-    return emit("SoftmaxCrossEntropy", losses, dev, (logits, labels, probs), _REDUCED.get(reduction))
+    return e / total, losses
 
 
 _REDUCED = {"mean": {"reduction": "mean"}, "sum": {"reduction": "sum"}}  # shared: records never change attrs
@@ -329,4 +346,4 @@ def mse(pred, target, reduction="mean"):
 
 TENSOR_METHODS = {"softmax": softmax, "log_softmax": log_softmax}
 
-__all__ = public_ops(globals())
+__all__ = public_ops(globals(), not_ops=("softmax_array", "softmax_cross_entropy_arrays", "check_labels"))
