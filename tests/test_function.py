@@ -82,12 +82,13 @@ def test_every_op_replays_its_second_derivative_to_the_bit(spec):
 # --------------------------------------------------------------------------- training steps
 
 
-def _mlp(seed=0, dropout=0.0):
+def _mlp(seed=0, dropout=0.0, device="cpu"):
     rng = np.random.default_rng(seed)
-    layers = [gg.nn.Dense(8, 16, activation="relu", seed=rng)]
+    layers = [gg.nn.Dense(8, 16, activation="relu", seed=rng, device=device)]
     if dropout:
         layers.append(gg.nn.Dropout(dropout, seed=7))
-    layers += [gg.nn.Dense(16, 16, activation="tanh", seed=rng), gg.nn.Dense(16, 4, seed=rng)]
+    layers += [gg.nn.Dense(16, 16, activation="tanh", seed=rng, device=device),
+               gg.nn.Dense(16, 4, seed=rng, device=device)]
     return gg.nn.Sequential(*layers)
 
 
@@ -354,3 +355,39 @@ def test_gpugrad_train_through_gg_function_gives_the_eager_weights_to_the_bit(mo
     assert sorted(eager_weights.files) == sorted(traced_weights.files)
     for name in eager_weights.files:
         assert_same(traced_weights[name], eager_weights[name])
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_runs_of_kernel_steps_replay_as_cuda_graphs_to_the_eager_bits():
+    x0 = np.random.default_rng(0).uniform(-1, 1, 16).astype(np.float32)
+
+    def w1(x):
+        with gg.GradientTape() as tape:
+            tape.watch(x)
+            y = x
+            for _ in range(20):
+                y = gg.tanh(y) * 1.01
+            loss = gg.sum(y)
+        return loss, tape.gradient(loss, x)
+    f = gg.function(w1)
+    for k in range(3):
+        x = gg.tensor(x0 + k, device="cuda")
+        _assert_same_result(f(x), w1(gg.tensor(x0 + k, device="cuda")))
+    line = f.diagnostics()[0]
+    assert "CUDA graphs: " in line and "segments hold" in line, line
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_the_training_step_replays_with_graphs_between_the_optimizer_updates():
+    models = [_mlp(device="cuda"), _mlp(device="cuda")]
+    opts = [gg.optimizers.Adam(0.01), gg.optimizers.Adam(0.01)]
+    steps = [(lambda m, o: lambda x, y: o.minimize(lambda: gg.softmax_cross_entropy(m(x), y),
+                                                   m.trainable_variables))(m, o) for m, o in zip(models, opts)]
+    traced = gg.function(steps[1])
+    for x, y in _batches(4):
+        x, y = x.to("cuda"), y.to("cuda")
+        assert_same(traced(x, y).numpy(), steps[0](x, y).numpy())
+    for a, b in zip(models[0].trainable_variables, models[1].trainable_variables):
+        assert_same(a.numpy(), b.numpy())
+    line = traced.diagnostics()[0]
+    assert "CUDA graphs: " in line and "failed" not in line, line

@@ -96,6 +96,17 @@ def _saved(record, path, a):
     return (record, path, root, True)
 
 
+def _writable_array(t):
+    """Tensor ``t``'s array, replaced by a writable copy when it is read-only and views nothing (NumPy's 0-d
+    results of a scalar): the buffer a replay refills."""
+    a = t._data
+    if isinstance(a, np.generic):  # a 0-d comparison's NumPy scalar
+        a = t._data = np.array(a)
+    elif not _writable(a) and _root_array(a) is a:
+        a = t._data = a.copy()
+    return a
+
+
 def _writable(a):
     """Whether array ``a`` can be written element by element (not read-only, not a broadcast: CuPy's arrays
     have no writeable flag, and a broadcast's stride-0 elements share memory)."""
@@ -408,6 +419,7 @@ class Capture:
                     a = leaf._data = a.copy()
                 else:
                     self.viewed.add(id(_root_array(a)))
+            a = _writable_array(leaf)
             entry = _saved(i, None, a)  # (i, None, buffer, through_base)
             outputs.append((i, entry[2], entry[3]))
             self._add_buffer(a)
@@ -417,7 +429,7 @@ class Capture:
         for r, rec in enumerate(records):
             for j, o in enumerate(rec[OUTPUTS]):
                 if id(o) not in self.tensors and not self.known_array(o._data):
-                    saved.append(_saved(r, (OUTPUTS, j), o._data))
+                    saved.append(_saved(r, (OUTPUTS, j), _writable_array(o)))
                     self._add_buffer(o._data)
                     self._add_tensor(o)
                     self.keep.append(o)
@@ -425,7 +437,7 @@ class Capture:
                 if isinstance(t, Variable):
                     self._note_variable(t)
                 elif id(t) not in self.tensors and not self.known_array(t._data) and not kernels.is_constant(t._data):
-                    saved.append(_saved(r, (INPUTS, j), t._data))  # made inside this root from its inputs, maybe
+                    saved.append(_saved(r, (INPUTS, j), _writable_array(t)))  # made inside this root, maybe from its inputs
                     self._add_buffer(t._data)
                     self._add_tensor(t)
                     self.keep.append(t)

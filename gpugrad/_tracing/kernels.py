@@ -14,7 +14,7 @@ Example:
     >>> import numpy as np
     >>> from gpugrad.backend import CPU
     >>> x, out = np.array([0.0, 1.0]), np.empty(2)
-    >>> build("Exp", [x], None, [out], CPU)()
+    >>> _ = build("Exp", [x], None, [out], CPU)()
     >>> out.tolist() == np.exp(x).tolist()
     True
 """
@@ -184,3 +184,27 @@ def _softmax_cross_entropy_grad(inputs, attrs, outputs, device):
 
 _COMPOSITE = {"Dense": _dense, "Softmax": _softmax, "SoftmaxCrossEntropy": _softmax_cross_entropy,
               "SoftmaxCrossEntropyGrad": _softmax_cross_entropy_grad}
+
+
+def graph_safe(op_type, inputs, attrs, outputs):
+    """Whether the kernel of ``op_type`` on a GPU writes into its outputs and allocates nothing, so a CUDA
+    Graph may hold it (see :mod:`.graphs`): ufuncs with ``out=`` and ReLU; ``matmul`` of C-contiguous operands;
+    hot gradients' fused kernels given their outputs (arrays of one dtype, contiguous); ``dense`` of those.
+
+    Example:
+        >>> import numpy as np
+        >>> graph_safe("Mul", [np.ones(2), np.ones(2)], None, [np.ones(2)]), graph_safe("Softmax", [], None, [])
+        (True, False)
+    """
+    arrays = list(inputs) + list(outputs)
+    if not arrays or not all(a.flags.c_contiguous for a in arrays):
+        return False
+    if op_type in UNARY or op_type in BINARY or op_type == "Relu":
+        return _floats_of_one_dtype(inputs, outputs)
+    if op_type == "MatMul":
+        return not (attrs or {}).get("transpose_a") and not (attrs or {}).get("transpose_b") \
+            and _floats_of_one_dtype(inputs, outputs)
+    if op_type == "Dense":
+        return (attrs is None or attrs["activation"] in ("relu", "tanh")) and _floats_of_one_dtype(inputs, outputs)
+    hot = _hot(op_type)
+    return hot is not None and _floats_of_one_dtype(inputs, outputs)

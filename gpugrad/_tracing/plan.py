@@ -25,6 +25,7 @@ from .._recorder import pop_tape, push_tape
 from ..backend import CPU
 from ..errors import TraceError
 from ..tensor import Tensor
+from . import graphs, kernels
 from .capture import CallStep, KernelStep, _root_array, collecting_recording
 
 
@@ -33,13 +34,14 @@ class Plan:
     (functions of no arguments), ``outputs`` (how each result leaf is returned), ``structure``
     (the result's nesting), ``guards`` (variables whose live array the steps are bound to)."""
 
-    def __init__(self, inputs, steps, outputs, structure, guards, stats):
+    def __init__(self, inputs, steps, outputs, structure, guards, stats, gpu=None):
         self.inputs = inputs
         self.steps = steps
         self.outputs = outputs
         self.structure = structure
         self.guards = guards
         self.stats = stats
+        self.gpu = gpu  # a graphs.GpuReplay for a plan on a GPU
 
     def bound_to_variables(self):
         """Whether every variable a kernel step reads still lives in the array it was traced with."""
@@ -50,11 +52,17 @@ class Plan:
 
     def run(self, tensors):
         """Replay with ``tensors`` (the call's tensor arguments, flattened); returns the result."""
-        for (buffer, _), t in zip(self.inputs, tensors):
-            buffer[...] = t._data
+        if self.gpu is not None:
+            return self.gpu.run(self, tensors)
+        self.bind(tensors)
         for step in self.steps:
             step()
         return self.result()
+
+    def bind(self, tensors):
+        """Copy the call's tensors into the input buffers."""
+        for (buffer, _), t in zip(self.inputs, tensors):
+            buffer[...] = t._data
 
     def result(self):
         leaves = []
@@ -137,8 +145,19 @@ def compile_plan(capture, result):
     stats = {"kernel_steps": sum(isinstance(s, KernelStep) for s in steps),
              "call_steps": sum(isinstance(s, CallStep) for s in steps),
              "calls": sorted({s.op_type for s in steps if isinstance(s, CallStep)}),
-             "buffers": len(capture.buffers), "buffers_shared": len(moved)}
-    return Plan(capture.inputs, compiled, outputs, structure, guards, stats)
+             "buffers": len(capture.buffers), "buffers_shared": len(moved),
+             "graph": "on the CPU: prebound calls, no CUDA graph"}
+    gpu = None
+    devices = {s.device for s in steps if isinstance(s, KernelStep)} | {d for _, d in capture.inputs}
+    if len(devices) == 1 and next(iter(devices)) is not CPU:
+        device = next(iter(devices))
+        safe = [isinstance(s, KernelStep) and kernels.graph_safe(s.op_type, [moved.get(id(a), a) for a in s.inputs],
+                                                                   s.attrs, [moved.get(id(a), a) for a in s.outputs])
+                for s in steps]
+        gpu = graphs.GpuReplay(list(zip(compiled, safe)), device, stats)
+    elif len(devices) > 1:
+        stats["graph"] = "no CUDA graph: the plan spans several devices"
+    return Plan(capture.inputs, compiled, outputs, structure, guards, stats, gpu)
 
 
 def _share_buffers(capture, steps, returned):

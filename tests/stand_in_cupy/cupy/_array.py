@@ -66,11 +66,32 @@ def wrap(result):
 def strict(function, where):
     """``function`` on stand-in arrays: refuses NumPy array arguments, wraps what it returns."""
     def call(*args, **kwargs):
+        if cuda._capturing() and where not in _HOST_ONLY:
+            return _deferred(function, where, args, kwargs)
         args, kwargs = to_host(args, where), to_host(kwargs, where)
         with np.errstate(**_QUIET):
             return wrap(function(*args, **kwargs))
     call.__name__ = where
     return call
+
+
+# functions of dtypes and shapes alone: no GPU work, so a capture runs them as they are
+_HOST_ONLY = frozenset({"result_type", "can_cast", "promote_types", "min_scalar_type", "ndim", "shape"})
+
+
+def _deferred(function, where, args, kwargs):
+    """``function`` called while a stream captures: recorded when it writes into an array it is given (``out=``,
+    ``copyto``), refused otherwise (it would allocate, or read on the host)."""
+    out = kwargs.get("out")
+    if out is None and where != "copyto":
+        cuda._refuse(f"cupy.{where} without out= (an allocation)")
+
+    def work():
+        host_args, host_kwargs = to_host(args, where), to_host(kwargs, where)
+        with np.errstate(**_QUIET):
+            function(*host_args, **host_kwargs)
+    cuda._defer(work, where)
+    return out
 
 
 def from_host(data, dtype=None, order=None):
@@ -351,6 +372,12 @@ class ndarray:
         return wrap(self._host[device_index(index, self._host.shape)])
 
     def __setitem__(self, index, value):
+        if cuda._capturing():
+            cuda._defer(lambda: self._assign(index, value), "setitem")
+            return
+        self._assign(index, value)
+
+    def _assign(self, index, value):
         if isinstance(value, np.ndarray) and value.ndim and not _has_array_index(index):
             raise TypeError(f"Unsupported type {type(value)}: CuPy fills a basic-index assignment from a "
                             "scalar or a CuPy array, not a NumPy array")

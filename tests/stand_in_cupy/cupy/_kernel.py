@@ -57,6 +57,12 @@ class ElementwiseKernel:
                 raise TypeError(f"Output arguments must be cupy.ndarray, not {type(out)} ({k.kernel_name!r})")
         self._check_types(args[:n_in], outputs)
         arrays, params = self._split(args[:n_in])
+        if cuda._capturing():
+            if not outputs:
+                cuda._refuse(f"kernel {k.kernel_name!r} without its outputs (an allocation)")
+            kernel = self._host_kernel()
+            cuda._defer(lambda: kernel(*arrays, *[out._host for out in outputs], **params), k.kernel_name)
+            return outputs[0] if n_out == 1 else tuple(outputs)
         try:
             results = self._host_kernel()(*arrays, *[out._host for out in outputs], **params)
         except MemoryError:

@@ -23,7 +23,7 @@ import sys
 
 import numpy as np
 
-from . import _record
+from . import _record, cuda
 from ._array import _QUIET, device_index, is_float, ndarray, to_host, wrap
 
 _PY_SCALARS = (int, float, bool, complex)  # exact types: CuPy's CScalar takes no subclasses
@@ -106,6 +106,12 @@ class ufunc:
 
     def __call__(self, *args, **kwargs):
         _record.call("cupy." + self.__name__, args, kwargs)
+        if cuda._capturing():
+            outs = tuple(args[self._ufunc.nin:]) or kwargs.get("out")
+            if outs is None:
+                cuda._refuse(f"cupy.{self.__name__} without out= (an allocation)")
+            cuda._defer(lambda: self._apply(args, kwargs), self.__name__)
+            return outs[0] if isinstance(outs, tuple) and len(outs) == 1 else outs
         return self._apply(args, kwargs)
 
     def _apply(self, args, kwargs):

@@ -57,6 +57,78 @@ class MemoryPointer:
         self.ptr = ptr
 
 
+_capture_stream = []  # the Stream that captures now (at most one), as CUDA's stream capture
+
+
+class _CaptureError(RuntimeError):
+    """What CUDA says of work a capture cannot hold (an allocation, a host read)."""
+
+
+def _capturing():
+    """Whether a stream captures now: work is recorded into its graph instead of run."""
+    return bool(_capture_stream)
+
+
+def _defer(work, what):
+    """Record ``work`` (a function of no arguments) into the capturing stream's graph."""
+    _capture_stream[0]._recorded.append((work, what))
+
+
+def _refuse(what):
+    """The error CUDA raises for ``what`` during a capture (cudaErrorStreamCaptureUnsupported)."""
+    raise _CaptureError(f"cudaErrorStreamCaptureUnsupported: {what} while a stream is capturing (the CuPy "
+                        f"stand-in captures only work into arrays that exist: ufuncs with out=, kernels given "
+                        f"their outputs, copyto, assignment)")
+
+
+class Stream:
+    """A CUDA stream: ``with stream:`` makes it current; ``begin_capture``/``end_capture`` make a Graph.
+
+    While it captures, the stand-in records each launch instead of running it (as CUDA does), and
+    refuses what a graph cannot hold; :meth:`Graph.launch` runs the recorded launches in order.
+    """
+
+    @_record.calls_recorded("cupy.cuda.Stream")
+    def __init__(self, null=False, non_blocking=False, ptr=0):
+        self._recorded = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        return False
+
+    def begin_capture(self, mode=None):
+        if _capture_stream:
+            raise _CaptureError("cudaErrorIllegalState: a stream captures already")
+        self._recorded = []
+        _capture_stream.append(self)
+
+    def end_capture(self):
+        if not _capture_stream or _capture_stream[0] is not self:
+            raise _CaptureError("cudaErrorIllegalState: this stream is not capturing")
+        _capture_stream.clear()
+        recorded, self._recorded = self._recorded, None
+        return Graph(recorded)
+
+    def is_capturing(self):
+        return bool(_capture_stream) and _capture_stream[0] is self
+
+    def synchronize(self):
+        pass
+
+
+class Graph:
+    """``cupy.cuda.graph.Graph``: the launches a capture recorded, run in order by :meth:`launch`."""
+
+    def __init__(self, recorded):
+        self._recorded = recorded
+
+    def launch(self, stream=None):
+        for work, _ in self._recorded:
+            work()
+
+
 def _module(name, **attrs):
     module = _types.ModuleType(name)
     module.__dict__.update(attrs)
@@ -68,10 +140,13 @@ def _module(name, **attrs):
 runtime = _module("cupy.cuda.runtime", getDeviceCount=lambda: 1, getDevice=lambda: 0,
                   runtimeGetVersion=lambda: 13000)
 _OutOfMemoryError.__name__ = _OutOfMemoryError.__qualname__ = "OutOfMemoryError"
+graph = _module("cupy.cuda.graph", Graph=Graph)
 memory = _module("cupy.cuda.memory", OutOfMemoryError=_OutOfMemoryError, MemoryPool=MemoryPool,
                  MemoryPointer=MemoryPointer)
 
 _record.watch_module(_sys.modules[__name__])
 _record.watch_class(Device, lambda _: "cupy.cuda.Device")
+_record.watch_class(Stream, lambda _: "cupy.cuda.Stream")
+_record.watch_class(Graph, lambda _: "cupy.cuda.graph.Graph")
 _record.watch_class(MemoryPool, lambda _: "cupy.cuda.MemoryPool")
 _record.watch_class(MemoryPointer, lambda _: "cupy.cuda.MemoryPointer")

@@ -1,0 +1,115 @@
+"""CUDA Graphs for a plan on a GPU: each run of graph-safe kernel steps captured once, then launched.
+
+A kernel step is graph-safe when its call writes into arrays that exist already and makes none:
+a ufunc with ``out=``, ``matmul`` of C-contiguous operands into its output, a fused kernel given its
+outputs, ``copyto`` (:func:`.kernels.graph_safe` says which). An array made while a stream
+captures would come from CuPy's pool and go back to it after the capture, while the graph kept
+writing into it: so nothing else is captured. Call steps (the optimizers' update, whose learning
+rate is a host number each step; random draws, whose generator state lives on the host; any op
+replayed by calling it) run between the graphs, on the same stream, in the same order.
+
+The first replay captures each segment (``cupy.cuda.Stream.begin_capture`` / ``end_capture``) and
+launches it; later replays launch it. A segment whose capture raises runs its steps one by one
+from then on, and the plan's diagnostics say why.
+
+Example:
+    >>> segments([("a", True), ("b", True), ("c", False), ("d", True)], min_length=2)
+    [('graph', ['a', 'b']), ('steps', ['c', 'd'])]
+"""
+
+
+def segments(steps, min_length=2):
+    """``steps`` ``(step, graph_safe)`` grouped into ``("graph", [...])`` runs of at least ``min_length``
+    graph-safe steps and ``("steps", [...])`` for the rest, in order."""
+    out = []
+    run = []
+
+    def flush_run():
+        if len(run) >= min_length:
+            out.append(("graph", list(run)))
+        elif run:
+            _extend_steps(out, run)
+        run.clear()
+
+    for step, safe in steps:
+        if safe:
+            run.append(step)
+        else:
+            flush_run()
+            _extend_steps(out, [step])
+    flush_run()
+    return out
+
+
+def _extend_steps(out, steps):
+    if out and out[-1][0] == "steps":
+        out[-1][1].extend(steps)
+    else:
+        out.append(("steps", list(steps)))
+
+
+class GraphSegment:
+    """Steps captured as one CUDA Graph on ``stream`` at their first run, launched after."""
+
+    def __init__(self, steps, stream, report):
+        self.steps = steps
+        self.stream = stream
+        self.graph = None
+        self.failed = None
+        self.report = report  # called with a reason when the capture fails
+
+    def __call__(self):
+        if self.graph is None and self.failed is None:
+            self._capture()
+        if self.graph is not None:
+            self.graph.launch(self.stream)
+        else:
+            for step in self.steps:
+                step()
+
+    def _capture(self):
+        stream = self.stream
+        try:
+            stream.begin_capture()
+            try:
+                for step in self.steps:
+                    step()
+            finally:
+                graph = stream.end_capture()
+        except Exception as e:  # noqa: BLE001 - any failure of the capture: run the steps as they are
+            self.failed = f"{type(e).__name__}: {e}"
+            self.report(self.failed)
+            return
+        self.graph = graph
+
+
+class GpuReplay:
+    """A GPU plan's steps as graph segments and plain steps, all run on one stream of the device."""
+
+    def __init__(self, steps, device, stats):
+        """``steps``: ``(compiled step, graph_safe)`` in order."""
+        xp = device.xp
+        self.stream = xp.cuda.Stream()  # blocking: work on the default stream after a replay waits for it
+        self.stats = stats
+        self.items = []
+        n_graphs = n_captured = 0
+        for kind, group in segments(steps):
+            if kind == "graph":
+                self.items.append(GraphSegment(group, self.stream, self._failed))
+                n_graphs += 1
+                n_captured += len(group)
+            else:
+                self.items.extend(group)
+        stats["graph"] = (f"CUDA graphs: {n_graphs} segments hold {n_captured} of {len(steps)} steps"
+                          if n_graphs else "no CUDA graph: no run of graph-safe kernel steps")
+
+    def _failed(self, reason):
+        self.stats["graph"] = f"a CUDA graph capture failed, its steps run one by one: {reason}"
+
+    def run(self, plan, tensors):
+        """Replay ``plan`` with ``tensors`` on this stream (a blocking one: the default stream waits for it)."""
+        with self.stream:
+            plan.bind(tensors)
+            for item in self.items:
+                item()
+            return plan.result()
