@@ -4,7 +4,8 @@ Run it with ``python -m gpugrad.examples.digits_cnn --epochs 12``. Images come
 as (N, 1, 8, 8) (NCHW); two 3x3 convolutions keep the 8x8 size, a 2x2 max pool
 halves it, two dense layers give 10 logits. Each step is one
 ``optimizer.minimize(loss_fn)``: it runs ``loss_fn`` under a GradientTape and
-applies the gradients of the variables the loss read.
+applies the gradients of the variables the loss read; the step is a ``gg.function``,
+traced on its first call and replayed after.
 
 Example:
     >>> accuracy = main(["--epochs", "1", "--device", "cpu", "--quiet"])  # doctest: +ELLIPSIS
@@ -72,11 +73,15 @@ def main(argv=None):
     params = model.trainable_variables
     shuffle = np.random.default_rng(args.seed)
 
+    @gg.function  # traced once per batch shape, then replayed: the same bits as the eager step
+    def train_step(images, labels):
+        return optimizer.minimize(lambda: gg.softmax_cross_entropy(model(images), labels), params)
+
     start = time.perf_counter()
     for epoch in range(args.epochs):
         total, seen = 0.0, 0
         for images, labels in gg.data.batches(x_train, y_train, args.batch_size, seed=shuffle.integers(2**31)):
-            loss = optimizer.minimize(lambda: gg.softmax_cross_entropy(model(images), labels), params)
+            loss = train_step(images, labels)
             total += loss.item() * images.shape[0]
             seen += images.shape[0]
         if not args.quiet:
