@@ -304,7 +304,10 @@ class Capture:
                     self._leave(frame, arg)
             elif frame.f_code in self._birth_codes and isinstance(arg, Tensor):
                 a = arg._data
-                if not self.known_array(a):
+                if id(a) in self.buffers:  # a new tensor of a buffer (custom_gradient's outputs): it follows the buffer
+                    self._add_tensor(arg)
+                    self.keep.append(arg)
+                elif not self.known_array(a):
                     self.births[id(a)] = f"{frame.f_back.f_code.co_filename}:{frame.f_back.f_lineno}"
                     self.keep.append(a)
 
@@ -375,6 +378,9 @@ class Capture:
                 elif not (id(a) in made or self.known_array(a) or id(t) in self.tensors or kernels.is_constant(a)):
                     return False
                 in_arrays.append(a)
+            for _, a in _arrays_in(list((attrs or {}).values()), ()):
+                if not (id(a) in made or self.known_array(a)):
+                    return False  # an array the op saved for its gradient: only a call step refills it
             out_arrays = [o._data for o in outputs]
             if all(self.known_array(a) or id(_root_array(a)) in made for a in out_arrays):
                 for a in out_arrays:  # a view of a buffer: it follows the buffer by itself

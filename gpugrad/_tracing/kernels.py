@@ -25,7 +25,7 @@ import numpy as np
 from ..backend import CPU, cpu_fast
 from ..backend.cpu_fast import CHEAP, COSTLY
 from ..ops import base as _base
-from ..ops import losses
+from ..ops import conv, losses
 from ..ops.dense_layer import dense_array
 from ..ops.hot import HOT_GRADIENTS
 from ..ops.reductions import group_size
@@ -182,7 +182,33 @@ def _softmax_cross_entropy_grad(inputs, attrs, outputs, device):
     return lambda: _into(out, losses._softmax_cross_entropy_grad_cpu(probs, labels, dy))
 
 
-_COMPOSITE = {"Dense": _dense, "Softmax": _softmax, "SoftmaxCrossEntropy": _softmax_cross_entropy,
+def _conv2d(inputs, attrs, outputs, device):
+    x, w = inputs[0], inputs[1]
+    b = inputs[2].reshape(-1, 1, 1) if len(inputs) == 3 else None
+    geom, out, xp = attrs["geom"], outputs[0], device.xp
+
+    def run():
+        result = conv._conv_forward(xp, x, w, geom)
+        if b is not None:
+            result += b  # a fresh array, as in conv2d
+        _into(out, result)
+    return run
+
+
+def _conv2d_backprop_input(inputs, attrs, outputs, device):
+    (dy, w), out, xp = inputs, outputs[0], device.xp
+    geom, x_shape = attrs["geom"], attrs["x_shape"]
+    return lambda: _into(out, conv._backprop_input(xp, dy, w, x_shape, geom))
+
+
+def _conv2d_backprop_filter(inputs, attrs, outputs, device):
+    (x, dy), out, xp = inputs, outputs[0], device.xp
+    geom, w_shape = attrs["geom"], attrs["w_shape"]
+    return lambda: _into(out, conv._backprop_filter(xp, x, dy, w_shape, geom))
+
+
+_COMPOSITE = {"Conv2D": _conv2d, "Conv2DBackpropInput": _conv2d_backprop_input,
+              "Conv2DBackpropFilter": _conv2d_backprop_filter, "Dense": _dense, "Softmax": _softmax, "SoftmaxCrossEntropy": _softmax_cross_entropy,
               "SoftmaxCrossEntropyGrad": _softmax_cross_entropy_grad}
 
 

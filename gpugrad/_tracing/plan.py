@@ -20,10 +20,13 @@ Example:
     >>> plan.run([gg.tensor([0.0, 1.0])]).numpy().tolist()
     [1.0, 4.0]
 """
+import numpy as np
+
 from .. import _nest as nest
 from .._recorder import pop_tape, push_tape
 from ..backend import CPU
 from ..errors import TraceError
+from ..optimizers.optimizer import Optimizer
 from ..tensor import Tensor
 from . import graphs, kernels
 from .capture import CallStep, KernelStep, _root_array, collecting_recording
@@ -131,7 +134,14 @@ def compile_plan(capture, result):
     outputs = [capture.output(leaf) for leaf in leaves]
     returned = {id(how[1]) for how in outputs if how[0] == "buffer"}
     steps = capture.steps
-    moved = _share_buffers(capture, steps, returned)
+    moved, last_read = _share_buffers(capture, steps, returned)
+    for i, s in enumerate(steps):
+        if isinstance(s, CallStep) and s.fn is Optimizer._apply_pairs:
+            s.args = (s.args[0], [(g, v, _dead_after(g._data, i, last_read, returned, capture)) for g, v, _ in s.args[1]])
+    for t in capture.tensors.values():  # the trace's tensors follow their arrays into shared buffers
+        target = moved.get(id(t._data))
+        if target is not None:
+            t._data = target
     compiled = [s.build(moved) if isinstance(s, KernelStep) else _call_closure(s) for s in steps]
     guards = []
     seen = set()
@@ -160,8 +170,23 @@ def compile_plan(capture, result):
     return Plan(capture.inputs, compiled, outputs, structure, guards, stats, gpu)
 
 
+def _dead_after(a, i, last_read, returned, capture):
+    """Whether buffer ``a`` is scratch once step ``i`` has read it: the plan's own, read last there, not
+    returned, not a view or viewed: so the optimizers' update may overwrite a gradient (as ``minimize``'s
+    eager scratch does, to the same bits) without a temporary."""
+    key = id(a)
+    return (a.base is None and last_read.get(key) == i and key not in returned and key in capture.buffers
+            and key not in capture.viewed and key not in capture.var_arrays
+            and all(b is not a for b, _ in capture.inputs))
+
+
 def _share_buffers(capture, steps, returned):
-    """id(traced array) -> the array a kernel step writes instead: a dead buffer of the same layout."""
+    """``(moved, last_read)``: id(traced array) -> the array a kernel step writes instead (a dead buffer of
+    the same layout), and id(array) -> the index of the last step that reads it.
+
+    A call step reads through the trace's tensors, which follow their arrays into the buffers they move
+    to; an array a call step holds itself (an op's saved attribute, a buffer it refills) never moves.
+    """
     pinned = set(returned) | capture.viewed | {id(b) for b, _ in capture.inputs}
     last_read = {}
     for i, s in enumerate(steps):
@@ -169,11 +194,14 @@ def _share_buffers(capture, steps, returned):
         for x in reads:
             a = x._data if isinstance(x, Tensor) else x
             last_read[id(_root_array(a))] = i
-            if isinstance(s, CallStep):  # a call step reads (and may keep) the very array: never moved
+            if isinstance(s, CallStep) and not isinstance(x, Tensor):
                 pinned.add(id(_root_array(a)))
         if isinstance(s, CallStep):
             pinned.update(id(b) for _, b, _ in s.outputs)
             pinned.update(id(b) for _, _, b, _ in s.saved)
+    if all(type(b) is np.ndarray for b, _ in capture.inputs) and all(
+            d is CPU for s in steps if isinstance(s, KernelStep) for d in (s.device,)):
+        return _arena(steps, pinned, last_read), last_read
     dying = {}  # step index -> ids of the arrays last read there
     for a_id, i in last_read.items():
         dying.setdefault(i, []).append(a_id)
@@ -193,7 +221,43 @@ def _share_buffers(capture, steps, returned):
                 continue
             a = moved.get(a_id, a)
             free.setdefault(_layout(a), []).append(a)
-    return moved
+    return moved, last_read
+
+
+ALIGN = 64  # bytes: every buffer in the arena starts on a cache line, as NumPy's large allocations do
+
+
+def _arena(steps, pinned, last_read):
+    """On the CPU: the kernel steps' fresh outputs laid out in one arena by their lifetimes (first fit), so
+    arrays of any shape share memory once dead, as an allocator would reuse it; id -> the view each writes."""
+    spans = []  # (first step, last step, array)
+    for i, s in enumerate(steps):
+        if isinstance(s, KernelStep):
+            for a in s.outputs:
+                if id(a) not in pinned and a.base is None and a.flags.c_contiguous and a.nbytes:
+                    spans.append((i, max(last_read.get(id(a), i), i), a))
+    placed = []  # (offset, end offset, last step, array)
+    live = []
+    size = 0
+    for first, last, a in spans:
+        live = [p for p in live if p[2] >= first]  # a buffer read last by an earlier step is free
+        need = -(-a.nbytes // ALIGN) * ALIGN
+        offset = 0
+        for start, end, _, _ in sorted(live, key=lambda p: p[0]):
+            if offset + need <= start:
+                break
+            offset = max(offset, end)
+        entry = (offset, offset + need, last, a)
+        live.append(entry)
+        placed.append(entry)
+        size = max(size, offset + need)
+    if not placed:
+        return {}
+    raw = np.empty(size + ALIGN, np.uint8)
+    base = (-raw.ctypes.data) % ALIGN
+    arena = raw[base:base + size]
+    return {id(a): np.ndarray(a.shape, a.dtype, buffer=arena, offset=start, strides=a.strides)
+            for start, _, _, a in placed}
 
 
 def _layout(a):

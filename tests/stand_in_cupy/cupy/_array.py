@@ -19,6 +19,7 @@ and names the CuPy source it follows):
 """
 import operator
 import sys
+import weakref
 from copy import deepcopy
 
 import numpy as np
@@ -227,6 +228,9 @@ def _refuse_conflicting_duplicates(host, index, value):
                            "the same element: CuPy stores an undefined one of them (NumPy the last)")
 
 
+_WRAPPERS = weakref.WeakValueDictionary()  # id(host array) -> its stand-in array
+
+
 class ndarray:
     """An array on the stand-in's one device: NumPy's array in host memory behind CuPy's rules."""
 
@@ -240,10 +244,16 @@ class ndarray:
 
     @classmethod
     def _of(cls, host):
+        # one stand-in array per host array, as CuPy has one ndarray per allocation or view: a view's
+        # ``base`` is the very array it views, as CuPy's is
+        a = _WRAPPERS.get(id(host))
+        if a is not None and a._host is host:
+            return a
         if host.dtype.kind in _UNSUPPORTED_KINDS:
             raise ValueError(f"Unsupported dtype {host.dtype}")
         a = cls.__new__(cls)
         a._host = host
+        _WRAPPERS[id(host)] = a
         return a
 
     # --- the ways to and from NumPy -----------------------------------------
