@@ -9,11 +9,13 @@ Not collected by the default ``pytest`` run (the project's testpaths are
 
 Every benchmark stores in ``benchmark.extra_info`` what ``gpugrad bench`` and
 ``ratios.py`` read: ``workload`` (``"W1"``, ``"tanh 256Ki"``, ...), ``label``
-(the row title), ``impl`` (``"gpugrad"``; the peers ``"numpy"`` and
-``"cupy"``, written by hand, and ``"torch"``) and ``device``. gpugrad, the
-hand-written baseline (NumPy on the CPU, the same expression in CuPy on a GPU,
-where it exists) and PyTorch run on every usable device; a peer that cannot
-use a device is skipped with the reason.
+(the row title), ``impl`` (``"gpugrad"``; ``"gpugrad-function"``, the same
+work through ``gg.function``, traced before timing and replayed, where a
+workload has it; the peers ``"numpy"`` and ``"cupy"``, written by hand, and
+``"torch"``) and ``device``. gpugrad, the hand-written baseline (NumPy on
+the CPU, the same expression in CuPy on a GPU, where it exists) and PyTorch
+run on every usable device; a peer that cannot use a device is skipped with
+the reason.
 
 Options added here: ``--gpugrad-rounds N`` caps every benchmark's timed
 rounds at N (and its warm-up rounds at N // 5, at least 1);

@@ -8,11 +8,16 @@ Usage::
 Medians (and minimums, steadier on a busy machine), one line per benchmark,
 then per workload and gpugrad device the ratios gpugrad/numpy and
 gpugrad/torch of the medians (below 1 means gpugrad is faster), with the ratio
-of the minimums in brackets; last, the same ratios from the interleaved
-benchmarks (the peers timed in alternating blocks, see ``conftest.run_interleaved``).
+of the minimums in brackets, and the same for ``gpugrad-function`` (the step
+through ``gg.function``, replayed); last, the same ratios from the interleaved
+benchmarks (the peers timed in alternating blocks, see ``conftest.run_interleaved``),
+where ``gpugrad-function`` is divided by eager ``gpugrad`` too.
 """
 import json
 import sys
+
+OURS = ("gpugrad", "gpugrad-function")  # the implementations divided by the peers: eager, and gg.function
+PEERS = ("numpy", "torch")
 
 
 def medians(report):
@@ -48,20 +53,35 @@ def ratio_lines(found):
         W1        numpy    cpu       1.000 ms   1.000 ms   1.000
         W1  gpugrad(cpu)/numpy = 2.00 (min 1.50)
         W1  gpugrad(cpu)/torch = n/a (no torch result)
+
+    ``gpugrad-function`` rows get the same ratios:
+
+        >>> found[("W1", "gpugrad-function", "cpu")] = (5e-4, 4e-4, {"us_per_op": 0.5})
+        >>> found[("W1", "torch", "cpu")] = (2.5e-3, 2e-3, {"us_per_op": 2.5})
+        >>> print("\\n".join(ratio_lines(found)))  # doctest: +NORMALIZE_WHITESPACE
+        workload  impl              device      median        min  us/op (median)
+        W1        gpugrad           cpu       2.000 ms   1.500 ms   2.000
+        W1        gpugrad-function  cpu       0.500 ms   0.400 ms   0.500
+        W1        numpy             cpu       1.000 ms   1.000 ms   1.000
+        W1        torch             cpu       2.500 ms   2.000 ms   2.500
+        W1  gpugrad(cpu)/numpy = 2.00 (min 1.50)
+        W1  gpugrad(cpu)/torch = 0.80 (min 0.75)
+        W1  gpugrad-function(cpu)/numpy = 0.50 (min 0.40)
+        W1  gpugrad-function(cpu)/torch = 0.20 (min 0.20)
     """
-    lines = [f"{'workload':<9} {'impl':<8} {'device':<9} {'median':>10} {'min':>10}  us/op (median)"]
+    lines = [f"{'workload':<9} {'impl':<17} {'device':<9} {'median':>10} {'min':>10}  us/op (median)"]
     for (workload, impl, device), (median, low, info) in sorted(found.items()):
         if impl == "interleaved":
             continue
         per_op = f"{info['us_per_op']:7.3f}" if "us_per_op" in info else ""
-        lines.append(f"{workload:<9} {impl:<8} {device:<9} {median * 1e3:7.3f} ms {low * 1e3:7.3f} ms {per_op}")
+        lines.append(f"{workload:<9} {impl:<17} {device:<9} {median * 1e3:7.3f} ms {low * 1e3:7.3f} ms {per_op}")
     for (workload, impl, device), (median, low, _) in sorted(found.items()):
-        if impl != "gpugrad":
+        if impl not in OURS:
             continue
-        for other in ("numpy", "torch"):
+        for other in PEERS:
             base = found.get((workload, other, "cpu"))
             value = f"{median / base[0]:.2f} (min {low / base[1]:.2f})" if base else f"n/a (no {other} result)"
-            lines.append(f"{workload}  gpugrad({device})/{other} = {value}")
+            lines.append(f"{workload}  {impl}({device})/{other} = {value}")
     return lines + interleaved_lines(found)
 
 
@@ -73,15 +93,25 @@ def interleaved_lines(found):
         ...          "gpugrad": {"median": 1.0, "min": 0.6}, "torch": {"median": 2.0, "min": 1.0}}})}
         >>> interleaved_lines(found)
         ['W1  interleaved gpugrad(cpu)/torch = 0.50 (min 0.60)']
+
+    A ``gpugrad-function`` peer is divided by every other peer, eager ``gpugrad`` among them
+    (below 1: the replay is faster than the tape); eager ``gpugrad`` is not divided by it:
+
+        >>> found[("W1", "interleaved", "cpu")][2]["interleaved"]["gpugrad-function"] = {"median": 0.25, "min": 0.2}
+        >>> print("\\n".join(interleaved_lines(found)))
+        W1  interleaved gpugrad(cpu)/torch = 0.50 (min 0.60)
+        W1  interleaved gpugrad-function(cpu)/gpugrad = 0.25 (min 0.33)
+        W1  interleaved gpugrad-function(cpu)/torch = 0.12 (min 0.20)
     """
     lines = []
     for (workload, impl, device), (_, _, info) in sorted(found.items()):
         timed = info.get("interleaved", {}) if impl == "interleaved" else {}
-        mine = timed.get("gpugrad")
-        for name, peer in sorted(timed.items()):
-            if mine and name != "gpugrad":
-                lines.append(f"{workload}  interleaved gpugrad({device})/{name} = {mine['median'] / peer['median']:.2f} "
-                             f"(min {mine['min'] / peer['min']:.2f})")
+        for ours in OURS:
+            mine = timed.get(ours)
+            for name, peer in sorted(timed.items()):
+                if mine and name != ours and (ours, name) != OURS:  # not gpugrad/gpugrad-function: its inverse is shown
+                    lines.append(f"{workload}  interleaved {ours}({device})/{name} = "
+                                 f"{mine['median'] / peer['median']:.2f} (min {mine['min'] / peer['min']:.2f})")
     return lines
 
 

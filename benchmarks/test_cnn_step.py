@@ -4,7 +4,8 @@ The model: conv 3x3 1->16 (padding 1) + ReLU, conv 3x3 16->32 + ReLU, 2x2 max
 pooling, flatten (512), dense 512->64 + ReLU, dense 64->10; softmax
 cross-entropy (mean) of 64 standardized 8x8 digits; SGD at learning rate 0.05.
 
-gpugrad runs ``optimizer.minimize`` as the training job does. Beside it: the
+gpugrad runs ``optimizer.minimize`` as the training job does, eagerly and
+through ``gg.function`` (traced once, then replayed). Beside it: the
 same step written by hand in NumPy (im2col convolutions, on the CPU), and
 PyTorch (``Conv2d``, ``MaxPool2d``, ``Linear``, ``optim.SGD``) on each device it
 can use. All start from the weights ``build_model`` draws;
@@ -17,7 +18,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 import gpugrad as gg
 from gpugrad.training import build_model, standardized_digits
 
-from .conftest import device_params, run, synchronize, torch_device, torch_synchronize
+from .conftest import device_params, run, run_interleaved, synchronize, torch_device, torch_synchronize
 
 LR = 0.05
 BATCH = 64
@@ -50,6 +51,14 @@ def gpugrad_setup(device):
         return optimizer.minimize(lambda: gg.softmax_cross_entropy(model(xb), yb), params)
 
     return step, params
+
+
+def traced(step):
+    """``step`` through ``gg.function``, called twice: traced, then replayed once (neither is timed)."""
+    fn = gg.function(step)
+    fn()
+    fn()
+    return fn
 
 
 # --------------------------------------------------------------------------- NumPy by hand
@@ -194,6 +203,18 @@ def test_torch_agrees_after_one_step(torch):
     assert_same_weights(torch_weights(model), gpugrad_after_one_step())
 
 
+def test_function_steps_to_the_same_bits_as_eager():
+    """On the CPU the replayed step makes the eager step's NumPy calls in its order: the same weights."""
+    step, variables = gpugrad_setup("cpu")
+    fn_step, fn_variables = gpugrad_setup("cpu")
+    fn = gg.function(fn_step)
+    for _ in range(3):  # the trace, then two replays
+        np.testing.assert_array_equal(fn().numpy(), step().numpy())
+    for var, fn_var in zip(variables, fn_variables, strict=True):
+        np.testing.assert_array_equal(fn_var.numpy(), var.numpy())
+    assert fn.trace_count == 1
+
+
 def test_the_loss_decreases_over_steps():
     step, _ = gpugrad_setup("cpu")
     numpy_step, _ = numpy_setup()
@@ -228,6 +249,15 @@ def test_cnn_gpugrad(benchmark, device):
 
 @pytest.mark.quick
 @pytest.mark.benchmark(group=GROUP)
+@pytest.mark.parametrize("device", device_params("gpugrad-function"))
+def test_cnn_gpugrad_function(benchmark, device):
+    fn = traced(gpugrad_setup(device)[0])
+    timed(benchmark, "gpugrad-function", fn, device, lambda: synchronize(device))
+    assert fn.trace_count == 1  # every timed step replayed the one trace
+
+
+@pytest.mark.quick
+@pytest.mark.benchmark(group=GROUP)
 def test_cnn_numpy(benchmark):
     timed(benchmark, "numpy", numpy_setup()[0], "cpu", lambda: None)
 
@@ -238,3 +268,16 @@ def test_cnn_numpy(benchmark):
 def test_cnn_torch(benchmark, torch, device):
     step = torch_setup(torch, torch_device(torch, device))[0]
     timed(benchmark, "torch", step, device, lambda: torch_synchronize(torch, device))
+
+
+@pytest.mark.benchmark(group=GROUP)
+def test_cnn_interleaved(benchmark, torch):
+    """The four CNN steps (gpugrad eager and through ``gg.function``, NumPy, PyTorch) on the CPU in
+    alternating blocks of 4 (0.03 to 0.04 s each): the ratios that spells of load on a shared machine
+    cannot tilt (see ``run_interleaved``)."""
+    fn = traced(gpugrad_setup("cpu")[0])
+    peers = {"gpugrad": gpugrad_setup("cpu")[0], "gpugrad-function": fn, "numpy": numpy_setup()[0],
+             "torch": torch_setup(torch)[0]}
+    summary = run_interleaved(benchmark, peers, workload="CNN", block=4, cycles=15)
+    assert summary["gpugrad"]["calls"] == summary["gpugrad-function"]["calls"] == summary["torch"]["calls"] > 0
+    assert fn.trace_count == 1

@@ -2,10 +2,11 @@
 
 The arrays are tiny, so the time is the per-op cost of recording and sweeping
 the tape: it is reported as microseconds per recorded op (500 Tanh + 500 Mul +
-1 Sum = 1001 ops). Beside it in the same group: the same function written by
-hand in NumPy (forward keeping the tanh outputs, backward through them; the
-same code in CuPy on a GPU), and PyTorch on each device it can use when it is
-installed.
+1 Sum = 1001 ops). Beside it in the same group: the same function through
+``gg.function`` (traced once, then replayed: no tape, no Tensor per op), the
+same function written by hand in NumPy (forward keeping the tanh outputs,
+backward through them; the same code in CuPy on a GPU), and PyTorch on each
+device it can use when it is installed.
 """
 import numpy as np
 import pytest
@@ -36,6 +37,14 @@ def gpugrad_w1(x):
             y = gg.tanh(y) * SCALE
         loss = gg.sum(y)
     return tape.gradient(loss, x)
+
+
+def traced_w1(x):
+    """``gpugrad_w1`` through ``gg.function``, called twice on ``x``: traced, then replayed once (untimed)."""
+    fn = gg.function(gpugrad_w1)
+    fn(x)
+    fn(x)
+    return fn
 
 
 def numpy_w1(x, xp=np):
@@ -104,6 +113,32 @@ def test_w1_gpugrad(benchmark, device):
     np.testing.assert_allclose(g.numpy(), reference_gradient(make_x()), rtol=1e-3)
 
 
+def test_w1_function_replays_the_eager_gradient_to_the_bit():
+    """On the CPU the replay makes the same NumPy calls in the same order as the tape: the same bits."""
+    x = gg.tensor(make_x(), device="cpu")
+    fn = traced_w1(x)
+    np.testing.assert_array_equal(fn(x).numpy(), gpugrad_w1(x).numpy())
+    assert fn.trace_count == 1
+
+
+@pytest.mark.quick
+@pytest.mark.benchmark(group=GROUP)
+@pytest.mark.parametrize("device", device_params("gpugrad-function"))
+def test_w1_gpugrad_function(benchmark, device):
+    x = gg.tensor(make_x(), device=device)
+    fn = traced_w1(x)  # the trace is not timed
+
+    def work():
+        g = fn(x)
+        synchronize(device)
+        return g
+
+    g = run(benchmark, work, workload="W1", impl="gpugrad-function", device=device, rounds=ROUNDS,
+            warmup_rounds=WARMUP, ops=OPS, label=LABEL)
+    np.testing.assert_allclose(g.numpy(), reference_gradient(make_x()), rtol=1e-3)
+    assert fn.trace_count == 1  # every timed call replayed the one trace
+
+
 @pytest.mark.quick
 @pytest.mark.benchmark(group=GROUP)
 @pytest.mark.parametrize("device", device_params("hand"))
@@ -140,12 +175,17 @@ def test_w1_torch(benchmark, torch, device):
 
 @pytest.mark.benchmark(group=GROUP)
 def test_w1_interleaved(benchmark, torch):
-    """gpugrad, NumPy and PyTorch on the CPU in alternating blocks of 20 calls (about 0.1 s each):
-    the ratios that spells of load on a shared machine cannot tilt (see ``run_interleaved``)."""
+    """gpugrad (eager and through ``gg.function``), NumPy and PyTorch on the CPU in alternating blocks
+    of 20 calls (0.05 s for NumPy and ``gg.function`` to 0.25 s for PyTorch on 2 cores): the ratios
+    that spells of load on a shared machine cannot tilt (see ``run_interleaved``)."""
     x_np = make_x()
     x = gg.tensor(x_np, device="cpu")
     x_torch = torch.from_numpy(x_np).requires_grad_(True)
-    peers = {"gpugrad": lambda: gpugrad_w1(x), "numpy": lambda: numpy_w1(x_np), "torch": lambda: torch_w1(torch, x_torch)}
+    fn = traced_w1(x)
+    peers = {"gpugrad": lambda: gpugrad_w1(x), "gpugrad-function": lambda: fn(x), "numpy": lambda: numpy_w1(x_np),
+             "torch": lambda: torch_w1(torch, x_torch)}
     summary = run_interleaved(benchmark, peers, workload="W1", block=20, cycles=15, ops=OPS)
-    assert summary["gpugrad"]["calls"] == summary["torch"]["calls"] > 0
-    np.testing.assert_allclose(peers["gpugrad"]().numpy(), reference_gradient(x_np), rtol=1e-3)
+    assert summary["gpugrad"]["calls"] == summary["gpugrad-function"]["calls"] == summary["torch"]["calls"] > 0
+    for name in ("gpugrad", "gpugrad-function"):
+        np.testing.assert_allclose(peers[name]().numpy(), reference_gradient(x_np), rtol=1e-3)
+    assert fn.trace_count == 1

@@ -5,8 +5,9 @@
 - W4: 512-1024-1024-10, a batch of 256 random inputs, the same loss and step.
 
 gpugrad runs the step as the examples do: ``optimizer.minimize`` of the loss
-of a ``gg.nn.Sequential`` of ``Dense`` layers, its variable list found once. Beside it in the same
-group: the same step written by hand in NumPy (float32 throughout, no gradient
+of a ``gg.nn.Sequential`` of ``Dense`` layers, its variable list found once; and the same step
+through ``gg.function`` (traced once, then replayed). Beside them in the same group: the same
+step written by hand in NumPy (float32 throughout, no gradient
 for the input batch, updates in place; on the CPU), and PyTorch on each device
 it can use when it is installed (``nn.Sequential`` of ``Linear`` and ``ReLU``,
 ``F.cross_entropy``, ``optim.SGD``). Every implementation starts from the same weights and repeats
@@ -70,6 +71,14 @@ def gpugrad_setup(workload, device):
         return optimizer.minimize(lambda: gg.softmax_cross_entropy(model(xb), yb), params)
 
     return step, params
+
+
+def traced(step):
+    """``step`` through ``gg.function``, called twice: traced, then replayed once (neither is timed)."""
+    fn = gg.function(step)
+    fn()
+    fn()
+    return fn
 
 
 # --------------------------------------------------------------------------- NumPy by hand
@@ -204,6 +213,19 @@ def test_torch_agrees_after_one_step(workload, torch):
     assert_same_weights(torch_weights(model), reference_step(workload))
 
 
+@pytest.mark.parametrize("workload", sorted(WORKLOADS))
+def test_function_steps_to_the_same_bits_as_eager(workload):
+    """On the CPU the replayed step makes the eager step's NumPy calls in its order: the same weights."""
+    step, variables = gpugrad_setup(workload, "cpu")
+    fn_step, fn_variables = gpugrad_setup(workload, "cpu")
+    fn = gg.function(fn_step)
+    for _ in range(3):  # the trace, then two replays
+        np.testing.assert_array_equal(fn().numpy(), step().numpy())
+    for var, fn_var in zip(variables, fn_variables, strict=True):
+        np.testing.assert_array_equal(fn_var.numpy(), var.numpy())
+    assert fn.trace_count == 1
+
+
 def test_the_loss_decreases_over_steps():
     """Repeating the step on one batch (what the benchmarks time) keeps training: the loss falls."""
     step, _ = gpugrad_setup("W2", "cpu")
@@ -248,6 +270,15 @@ def test_w2_gpugrad(benchmark, device):
 
 @pytest.mark.quick
 @pytest.mark.benchmark(group=W2_GROUP)
+@pytest.mark.parametrize("device", device_params("gpugrad-function"))
+def test_w2_gpugrad_function(benchmark, device):
+    fn = traced(gpugrad_setup("W2", device)[0])
+    timed(benchmark, "W2", "gpugrad-function", fn, device)
+    assert fn.trace_count == 1  # every timed step replayed the one trace
+
+
+@pytest.mark.quick
+@pytest.mark.benchmark(group=W2_GROUP)
 def test_w2_numpy(benchmark):
     timed(benchmark, "W2", "numpy", numpy_setup("W2")[0])
 
@@ -266,6 +297,14 @@ def test_w4_gpugrad(benchmark, device):
 
 
 @pytest.mark.benchmark(group=W4_GROUP)
+@pytest.mark.parametrize("device", device_params("gpugrad-function"))
+def test_w4_gpugrad_function(benchmark, device):
+    fn = traced(gpugrad_setup("W4", device)[0])
+    timed(benchmark, "W4", "gpugrad-function", fn, device)
+    assert fn.trace_count == 1
+
+
+@pytest.mark.benchmark(group=W4_GROUP)
 def test_w4_numpy(benchmark):
     timed(benchmark, "W4", "numpy", numpy_setup("W4")[0])
 
@@ -278,19 +317,25 @@ def test_w4_torch(benchmark, torch, device):
 
 @pytest.mark.benchmark(group=W2_GROUP)
 def test_w2_interleaved(benchmark, torch):
-    """W2's three steps on the CPU in alternating blocks of 100 (about 0.1 s each): the ratios
-    that spells of load on a shared machine cannot tilt (see ``run_interleaved``)."""
-    peers = {"gpugrad": gpugrad_setup("W2", "cpu")[0], "numpy": numpy_setup("W2")[0],
+    """W2's four steps (gpugrad eager and through ``gg.function``, NumPy, PyTorch) on the CPU in
+    alternating blocks of 100 (about 0.1 s each): the ratios that spells of load on a shared
+    machine cannot tilt (see ``run_interleaved``)."""
+    fn = traced(gpugrad_setup("W2", "cpu")[0])
+    peers = {"gpugrad": gpugrad_setup("W2", "cpu")[0], "gpugrad-function": fn, "numpy": numpy_setup("W2")[0],
              "torch": torch_setup(torch, "W2")[0]}
     summary = run_interleaved(benchmark, peers, workload="W2", block=100, cycles=15)
-    assert summary["gpugrad"]["calls"] == summary["torch"]["calls"] > 0
+    assert summary["gpugrad"]["calls"] == summary["gpugrad-function"]["calls"] == summary["torch"]["calls"] > 0
+    assert fn.trace_count == 1
 
 
 @pytest.mark.benchmark(group=W4_GROUP)
 def test_w4_interleaved(benchmark):
-    """W4's gpugrad and NumPy steps in alternating blocks of 5 (about 0.1 s each): its must-show
-    ratio, which spells of load cannot tilt. PyTorch stays out of this one: its OpenMP threads
-    keep spinning after its block, and the step after it ran 19 % slower (``test_w4_torch`` times it)."""
-    peers = {"gpugrad": gpugrad_setup("W4", "cpu")[0], "numpy": numpy_setup("W4")[0]}
+    """W4's gpugrad steps (eager and through ``gg.function``) and NumPy's in alternating blocks of 5
+    (about 0.1 s each): its must-show ratios, which spells of load cannot tilt. PyTorch stays out of
+    this one: its OpenMP threads keep spinning after its block, and the step after it ran 19 % slower
+    (``test_w4_torch`` times it)."""
+    fn = traced(gpugrad_setup("W4", "cpu")[0])
+    peers = {"gpugrad": gpugrad_setup("W4", "cpu")[0], "gpugrad-function": fn, "numpy": numpy_setup("W4")[0]}
     summary = run_interleaved(benchmark, peers, workload="W4", block=5, cycles=15)
-    assert summary["gpugrad"]["calls"] == summary["numpy"]["calls"] > 0
+    assert summary["gpugrad"]["calls"] == summary["gpugrad-function"]["calls"] == summary["numpy"]["calls"] > 0
+    assert fn.trace_count == 1

@@ -58,14 +58,18 @@ def test_bench_prints_one_table_of_workloads_by_device_and_peer(quick_run):
     rows = table_rows(proc.stdout)
     header = rows[0]
     assert header.split("  ")[0] == "workload"
-    for column in ["gpugrad cpu", "numpy cpu", "gg/numpy"] + (["torch cpu", "gg/torch"] if HAVE_TORCH else []):
+    for column in ["gpugrad cpu", "gpugrad-function cpu", "numpy cpu", "gg/numpy", "fn/numpy"] + (
+            ["torch cpu", "gg/torch", "fn/torch"] if HAVE_TORCH else []):
         assert column in header
     labels = [row.split("  ")[0] for row in rows[1:]]
     assert labels == ["W1 tape overhead (1001 ops on 16 floats)", "tanh fwd+bwd 256Ki"]
     for row in rows[1:]:
         assert re.search(r"\d+(\.\d+)? (us|ms|s) ±\d", row), row  # median ± spread
-        assert re.search(r"\d+\.\d\dx$", row), row  # a speedup at the end
+        assert re.search(r"\d+\.\d\dx", row), row  # a speedup
+    assert re.search(r"\d+\.\d\dx$", rows[1]), rows[1]  # W1 has a gg.function row: fn/<peer> at the end
+    assert rows[2].endswith(" -")  # the op sizes have none
     assert "above 1: gpugrad is faster" in proc.stdout  # the legend
+    assert "fn/<peer>: the peer's median / gpugrad-function's" in proc.stdout
     assert "threads: OMP_NUM_THREADS=1, OPENBLAS_NUM_THREADS=1, MKL_NUM_THREADS=1" in proc.stdout
     assert "bench" in proc.stderr  # the progress bar (tqdm) or its plain lines
 
@@ -123,6 +127,23 @@ def test_load_shows_the_interleaved_ratios_under_the_table(tmp_path, capsys):
     assert "W1 tape" in out
 
 
+def test_load_shows_the_interleaved_ratios_of_gg_function(tmp_path, capsys):
+    """A gpugrad-function peer of run_interleaved: fn/<peer> ratios after gpugrad's, fn/gg among them."""
+    stats = {"median": 0.01, "iqr": 0.001, "rounds": 5, "min": 0.009}
+    report = {"benchmarks": [
+        {"extra_info": {"workload": "W2", "label": "W2 step", "impl": "gpugrad", "device": "cpu"}, "stats": stats},
+        {"extra_info": {"interleaved_workload": "W2", "block": 100, "interleaved": {
+            "gpugrad": {"median": 0.004, "min": 0.003}, "gpugrad-function": {"median": 0.002, "min": 0.002},
+            "numpy": {"median": 0.002, "min": 0.002}, "torch": {"median": 0.010, "min": 0.008}}},
+         "stats": stats}]}
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(report))
+    assert main(["bench", "--load", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "W2  gg/numpy 0.50x  gg/torch 2.50x  fn/gg 2.00x  fn/numpy 1.00x  fn/torch 5.00x" in out
+    assert "fn/gg (interleaved): eager gpugrad's median / gpugrad-function's" in out
+
+
 def test_compare_shows_each_medians_change(quick_run, tmp_path, capsys):
     _, path = quick_run
     old = json.loads(path.read_text())
@@ -133,7 +154,7 @@ def test_compare_shows_each_medians_change(quick_run, tmp_path, capsys):
     assert main(["bench", "--load", str(path), "--compare", str(old_path)]) == 0
     out = capsys.readouterr().out
     rows = table_rows(out)[1:]
-    assert all(row.count("(-50%)") == len(old["benchmarks"]) // len(rows) for row in rows), out
+    assert all(row.count("(-50%)") == row.count("±") >= 2 for row in rows), out  # every time cell of the row
     assert f"change of the median against {old_path}" in out
 
 
@@ -255,7 +276,8 @@ def test_a_report_that_is_not_json_is_a_one_line_error(tmp_path, capsys):
 
 
 def test_the_quick_subset(tmp_path):
-    """--quick: W1, the 256 Ki op sizes, W2, W3, the CNN step and the optimizers; nothing at 1 Ki or 4 Mi, no W4."""
+    """--quick: W1, the 256 Ki op sizes, W2, W3, the CNN step (W1, W2 and the CNN through gg.function too) and the
+    optimizers; nothing at 1 Ki or 4 Mi, no W4."""
     proc = subprocess.run([sys.executable, "-m", "pytest", str(suite_dir()), "-p", "no:cacheprovider", "-o",
                            "addopts=", "--collect-only", "-q", "-m", "quick"],
                           capture_output=True, text=True, cwd=tmp_path, timeout=300,
@@ -263,7 +285,8 @@ def test_the_quick_subset(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     ids = [line for line in proc.stdout.splitlines() if "::" in line]
     names = "\n".join(ids)
-    for expected in ("test_w1_gpugrad", "test_w2_gpugrad", "test_w3_gpugrad", "test_cnn_gpugrad", "adam",
+    for expected in ("test_w1_gpugrad", "test_w2_gpugrad", "test_w3_gpugrad", "test_cnn_gpugrad",
+                     "test_w1_gpugrad_function", "test_w2_gpugrad_function", "test_cnn_gpugrad_function", "adam",
                      "sgd_momentum", "matmul-256Ki", "softmax_cross_entropy-256Ki"):
         assert expected in names
     assert not any(s in names for s in ("1Ki", "4Mi", "test_w4", "test_g1"))

@@ -1,11 +1,13 @@
 """The device-comparison table of a pytest-benchmark JSON report (``gpugrad bench``).
 
 Rows are workloads, columns are ``<impl> <device>`` (gpugrad on each device,
-then the peers: the hand-written ``numpy`` / ``cupy`` baseline and ``torch``),
-each cell the median time of one call and the interquartile range of its
-rounds. The speedup columns divide medians: ``GPU/CPU`` is gpugrad's median on
-the CPU over gpugrad's on the first GPU, ``gg/<peer>`` the peer's median over
-gpugrad's on the same device, so above 1 the GPU (or gpugrad) is faster.
+``gpugrad-function`` — the same work through ``gg.function``, replayed — on
+each device, then the peers: the hand-written ``numpy`` / ``cupy`` baseline and
+``torch``), each cell the median time of one call and the interquartile range
+of its rounds. The speedup columns divide medians: ``GPU/CPU`` is gpugrad's
+median on the CPU over gpugrad's on the first GPU, ``gg/<peer>`` the peer's
+median over gpugrad's on the same device, ``fn/<peer>`` the peer's median over
+gpugrad-function's, so above 1 the GPU (or gpugrad) is faster.
 Every benchmark of the suite tags ``extra_info`` with ``workload``, ``label``,
 ``impl`` and ``device``; results without those tags are left out.
 
@@ -26,6 +28,7 @@ import math
 from ...errors import GpugradError
 
 GPUGRAD = "gpugrad"
+FUNCTION = "gpugrad-function"  # the work through gg.function (traced once, replayed)
 PEER_ORDER = ("numpy", "cupy", "torch")
 
 
@@ -53,7 +56,7 @@ class Results:
 
     @property
     def columns(self):
-        """``(impl, device)`` pairs: gpugrad's (CPU first), then the peers', then any others."""
+        """``(impl, device)`` pairs: gpugrad's (CPU first), gpugrad-function's, then the peers', then any others."""
         found = {(impl, device) for _, impl, device in self.cells}
         return sorted(found, key=_column_rank)
 
@@ -104,9 +107,11 @@ def _column_rank(column):
     device_rank = (0, 0) if device == "cpu" else (1, int(device.partition(":")[2] or 0))
     if impl == GPUGRAD:
         return (0, device_rank, impl)
+    if impl == FUNCTION:
+        return (1, device_rank, impl)
     if impl in PEER_ORDER:
-        return (1 + PEER_ORDER.index(impl), device_rank, impl)
-    return (1 + len(PEER_ORDER), device_rank, impl)
+        return (2 + PEER_ORDER.index(impl), device_rank, impl)
+    return (2 + len(PEER_ORDER), device_rank, impl)
 
 
 _SCALE = {"s": 1.0, "ms": 1e3, "us": 1e6}
@@ -149,17 +154,25 @@ def cell_text(cell, old=None):
 
 
 def speedup_columns(results):
-    """``[(header, numerator column, denominator column)]``: GPU/CPU, then gpugrad against each peer."""
+    """``[(header, numerator column, denominator column)]``: GPU/CPU, gpugrad against each peer, then gpugrad-function.
+
+    Example:
+        >>> cells = {("W1", impl, "cpu"): Cell(1e-3, 0.0, 5) for impl in ("gpugrad", "gpugrad-function", "numpy")}
+        >>> [header for header, _, _ in speedup_columns(Results({"W1": "W1"}, cells))]
+        ['gg/numpy', 'fn/numpy']
+    """
     columns = results.columns
     specs = []
     gpus = [c for c in columns if c[0] == GPUGRAD and c[1] != "cpu"]
     if (GPUGRAD, "cpu") in columns and gpus:
         specs.append(("GPU/CPU", (GPUGRAD, "cpu"), gpus[0]))
-    for impl, device in columns:
-        if impl == GPUGRAD or (GPUGRAD, device) not in columns:
-            continue
-        several = sum(1 for i, _ in columns if i == impl) > 1
-        specs.append((f"gg/{impl} {device}" if several else f"gg/{impl}", (impl, device), (GPUGRAD, device)))
+    for ours, prefix in ((GPUGRAD, "gg"), (FUNCTION, "fn")):
+        for impl, device in columns:
+            if impl in (GPUGRAD, FUNCTION) or (ours, device) not in columns:
+                continue
+            several = sum(1 for i, _ in columns if i == impl) > 1
+            specs.append((f"{prefix}/{impl} {device}" if several else f"{prefix}/{impl}", (impl, device),
+                          (ours, device)))
     return specs
 
 
@@ -200,17 +213,33 @@ def interleaved_lines(report):
         ...     "gpugrad": {"median": 0.006}, "torch": {"median": 0.012}, "numpy": {"median": 0.002}}}}]}
         >>> interleaved_lines(report)
         ['interleaved (peers in alternating blocks of calls, medians):', 'W1  gg/numpy 0.33x  gg/torch 2.00x']
+
+    A ``gpugrad-function`` peer gets ``fn/<peer>`` ratios, ``fn/gg`` (eager gpugrad over it) among them:
+
+        >>> report["benchmarks"][0]["extra_info"]["interleaved"]["gpugrad-function"] = {"median": 0.002}
+        >>> interleaved_lines(report)[1]
+        'W1  gg/numpy 0.33x  gg/torch 2.00x  fn/gg 3.00x  fn/numpy 1.00x  fn/torch 6.00x'
     """
     lines = []
     for bench in report.get("benchmarks", []):
         info = bench.get("extra_info", {})
         timed = info.get("interleaved") or {}
-        mine = timed.get(GPUGRAD, {}).get("median")
-        if "interleaved_workload" not in info or not mine:
+        if "interleaved_workload" not in info:
             continue
-        ratios = [f"gg/{peer} {timed[peer]['median'] / mine:.2f}x" for peer in sorted(timed) if peer != GPUGRAD]
-        lines.append(f"{info['interleaved_workload']}  " + "  ".join(ratios))
+        ratios = _interleaved_ratios(timed, GPUGRAD, "gg", skip=(GPUGRAD, FUNCTION))
+        ratios += _interleaved_ratios(timed, FUNCTION, "fn", skip=(FUNCTION,))
+        if ratios:
+            lines.append(f"{info['interleaved_workload']}  " + "  ".join(ratios))
     return ["interleaved (peers in alternating blocks of calls, medians):"] + lines if lines else []
+
+
+def _interleaved_ratios(timed, ours, prefix, skip):
+    """``["<prefix>/<peer> <ratio>x", ...]``: each peer's median over ``ours``'s (none without ``ours``)."""
+    mine = timed.get(ours, {}).get("median")
+    if not mine:
+        return []
+    return [f"{prefix}/{'gg' if peer == GPUGRAD else peer} {timed[peer]['median'] / mine:.2f}x"
+            for peer in sorted(timed) if peer not in skip]
 
 
 def legend_lines(report, old_name=None):
@@ -227,6 +256,9 @@ def legend_lines(report, old_name=None):
     if any(n.startswith("gg/") for n in names):
         lines.append("gg/<peer>: the peer's median / gpugrad's on the same device (above 1: gpugrad is faster); "
                      "numpy and cupy are the hand-written baselines")
+    if any(n.startswith("fn/") for n in names) or any(" fn/" in line for line in interleaved_lines(report)):
+        lines.append("fn/<peer>: the peer's median / gpugrad-function's (the work through gg.function, traced once and "
+                     "replayed) on the same device; fn/gg (interleaved): eager gpugrad's median / gpugrad-function's")
     if old_name:
         lines.append(f"(+N%): change of the median against {old_name} (negative: faster now)")
     return lines
