@@ -26,7 +26,8 @@ What a trace follows, and what it does not (as ``tf.function``):
   outside gpugrad's ops) makes that signature run eagerly, every call, with the reason in
   :meth:`Function.diagnostics` and one warning.
 - Called while a GradientTape of the thread records, or under ``gg.detect_anomaly()``, the
-  function runs eagerly, so the tape sees every op.
+  function runs eagerly, so the tape sees every op; so it does, with one warning, while a
+  profiler holds ``sys.setprofile`` (cProfile), the hook a trace uses.
 
 Example:
     >>> import gpugrad as gg
@@ -42,6 +43,7 @@ Example:
 """
 import collections
 import functools
+import sys
 import threading
 import warnings
 
@@ -112,6 +114,7 @@ class Function:
         self._traces = collections.OrderedDict()  # signature -> _Trace
         self._lock = threading.RLock()
         self.trace_count = 0
+        self._warned_profiler = False
         functools.update_wrapper(self, fn)
 
     def __get__(self, instance, owner):
@@ -154,6 +157,13 @@ class Function:
     def __call__(self, *args, **kwargs):
         if _thread_stack() or state.active or _anomaly_on():
             return self._fn(*args, **kwargs)  # a tape records, or an outer trace captures: run the ops
+        if sys.getprofile() is not None:  # a profiler holds the hook a trace needs: run the ops, say so once
+            if not self._warned_profiler:
+                self._warned_profiler = True
+                warnings.warn(f"gg.function({getattr(self._fn, '__name__', 'fn')}) runs eagerly while a profiler "
+                              f"(sys.setprofile: cProfile, ...) is active: tracing needs that hook",
+                              RuntimeWarning, stacklevel=2)
+            return self._fn(*args, **kwargs)
         flat = nest.flatten([list(args), kwargs])
         tensors = [x for x in flat if isinstance(x, Tensor) and not isinstance(x, Variable)]
         signature = (_signature(flat), default_device())

@@ -401,3 +401,17 @@ def test_on_a_gpu_the_training_step_replays_with_graphs_between_the_optimizer_up
         assert_same(a.numpy(), b.numpy())
     line = traced.diagnostics()[0]
     assert "CUDA graphs: " in line and "failed" not in line, line
+
+
+def test_under_a_profiler_the_function_runs_eagerly_with_a_warning():
+    import cProfile
+    f = gg.function(lambda x: x * 2.0)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        with pytest.warns(RuntimeWarning, match="profiler"):
+            out = f(gg.tensor([1.0]))
+    finally:
+        profiler.disable()
+    assert out.numpy().tolist() == [2.0] and f.trace_count == 0
+    assert f(gg.tensor([3.0])).numpy().tolist() == [6.0] and f.trace_count == 1
