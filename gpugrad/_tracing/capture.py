@@ -367,6 +367,7 @@ class Capture:
         """
         made = {id(x._data if isinstance(x, Tensor) else x): x for x in arguments
                 if isinstance(x, Tensor) or _is_array(x)}
+        made_by = {}  # id(array) -> index in planned of the record whose output it is
         planned = []
         for rec in records:
             op_type, inputs, outputs, attrs = rec[TYPE], rec[INPUTS], rec[OUTPUTS], rec[ATTRS]
@@ -390,9 +391,15 @@ class Capture:
                 step = KernelStep(op_type, in_arrays, attrs, out_arrays, outputs[0]._device)
                 if step.build() is None:
                     return False
+                for k in kernels.FILLS_INPUTS.get(op_type, ()):  # the op that made that input replays here
+                    maker = made_by.get(id(in_arrays[k]))
+                    if maker is None:
+                        return False
+                    planned[maker] = None
                 planned.append(step)
             for a in out_arrays:
                 made[id(a)] = a
+                made_by[id(a)] = len(planned) - 1
         for leaf in nest.flatten(result):
             if isinstance(leaf, Tensor) and not (id(leaf._data) in made or id(leaf) in self.tensors
                                                  or isinstance(leaf, Variable) or self.known_array(leaf._data)):

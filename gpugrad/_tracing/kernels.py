@@ -163,17 +163,23 @@ def _softmax(inputs, attrs, outputs, device):
 
 
 def _softmax_cross_entropy(inputs, attrs, outputs, device):
-    # the probabilities (its third input) are the Softmax op's, which the trace replays just before
-    logits, labels, _ = inputs
+    # its third input, the probabilities, is the output of the Softmax op its forward emits just before:
+    # this kernel fills it too (FILLS_INPUTS), from the one pass the forward makes
+    logits, labels, probs = inputs
     out = outputs[0]
-    if not logits.size or labels.dtype != np.int64:
+    if not logits.size or labels.dtype != np.int64 or probs.dtype != logits.dtype:
         return None
     reduction = "none" if attrs is None else attrs["reduction"]
 
     def run():
         losses.check_labels(labels, logits.shape, "SoftmaxCrossEntropy")
-        _into(out, losses.softmax_cross_entropy_arrays(device, logits, labels, reduction)[1])
+        p, loss = losses.softmax_cross_entropy_arrays(device, logits, labels, reduction)
+        _into(probs, p)
+        _into(out, loss)
     return run
+
+
+FILLS_INPUTS = {"SoftmaxCrossEntropy": (2,)}  # op type -> inputs its kernel computes too (made by its forward)
 
 
 def _softmax_cross_entropy_grad(inputs, attrs, outputs, device):
