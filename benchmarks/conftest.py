@@ -209,3 +209,19 @@ def torch():
     torch = pytest.importorskip(
         "torch", reason="PyTorch is not installed (pip install torch); the comparison with it is skipped")
     return torch
+
+
+def assert_function_steps_as_eager(setup, replays=2):
+    """``setup()`` -> ``(step, variables)``: a step and a ``gg.function`` of another copy give the same losses
+    and weights to the bit on the CPU, from one trace (the trace, then ``replays`` replays)."""
+    import numpy as np
+
+    step, variables = setup()
+    fn_step, fn_variables = setup()
+    fn = gg.function(fn_step)
+    for _ in range(1 + replays):
+        np.testing.assert_array_equal(fn().numpy(), step().numpy())
+    for var, fn_var in zip(variables, fn_variables, strict=True):
+        np.testing.assert_array_equal(fn_var.numpy(), var.numpy())
+    assert fn.trace_count == 1
+

@@ -18,7 +18,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 import gpugrad as gg
 from gpugrad.training import build_model, standardized_digits
 
-from .conftest import device_params, run, run_interleaved, synchronize, torch_device, torch_synchronize
+from .conftest import (assert_function_steps_as_eager, device_params, run, run_interleaved, synchronize, torch_device,
+                       torch_synchronize)
 
 LR = 0.05
 BATCH = 64
@@ -205,14 +206,7 @@ def test_torch_agrees_after_one_step(torch):
 
 def test_function_steps_to_the_same_bits_as_eager():
     """On the CPU the replayed step makes the eager step's NumPy calls in its order: the same weights."""
-    step, variables = gpugrad_setup("cpu")
-    fn_step, fn_variables = gpugrad_setup("cpu")
-    fn = gg.function(fn_step)
-    for _ in range(3):  # the trace, then two replays
-        np.testing.assert_array_equal(fn().numpy(), step().numpy())
-    for var, fn_var in zip(variables, fn_variables, strict=True):
-        np.testing.assert_array_equal(fn_var.numpy(), var.numpy())
-    assert fn.trace_count == 1
+    assert_function_steps_as_eager(lambda: gpugrad_setup("cpu"))
 
 
 def test_the_loss_decreases_over_steps():

@@ -20,7 +20,8 @@ import pytest
 import gpugrad as gg
 from gpugrad.training import standardized_digits
 
-from .conftest import device_params, run, run_interleaved, synchronize, torch_device, torch_synchronize
+from .conftest import (assert_function_steps_as_eager, device_params, run, run_interleaved, synchronize, torch_device,
+                       torch_synchronize)
 
 LR = 0.1
 WORKLOADS = {  # name: (layer sizes, batch, timed rounds, warm-up rounds)
@@ -216,14 +217,7 @@ def test_torch_agrees_after_one_step(workload, torch):
 @pytest.mark.parametrize("workload", sorted(WORKLOADS))
 def test_function_steps_to_the_same_bits_as_eager(workload):
     """On the CPU the replayed step makes the eager step's NumPy calls in its order: the same weights."""
-    step, variables = gpugrad_setup(workload, "cpu")
-    fn_step, fn_variables = gpugrad_setup(workload, "cpu")
-    fn = gg.function(fn_step)
-    for _ in range(3):  # the trace, then two replays
-        np.testing.assert_array_equal(fn().numpy(), step().numpy())
-    for var, fn_var in zip(variables, fn_variables, strict=True):
-        np.testing.assert_array_equal(fn_var.numpy(), var.numpy())
-    assert fn.trace_count == 1
+    assert_function_steps_as_eager(lambda: gpugrad_setup(workload, "cpu"))
 
 
 def test_the_loss_decreases_over_steps():

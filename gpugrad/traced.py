@@ -56,7 +56,6 @@ from ._tracing import state
 from ._tracing.capture import Capture, Untraceable
 from ._tracing.plan import compile_plan
 from .backend import default_device
-from .errors import TraceError
 from .tensor import Tensor, Variable
 
 __all__ = ["function", "Function"]
