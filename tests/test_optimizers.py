@@ -598,3 +598,19 @@ def test_gpu_minimize_converges():
     for _ in range(300):
         loss = opt.minimize(lambda: gg.sum(gg.square(w - 1.0)))
     assert loss.device == w.device and loss.item() < 1e-4
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [7, 1000, 300_000])  # the last is split across threads
+@pytest.mark.parametrize("weight_decay", [0.0, 0.01])
+def test_adam_with_its_gradient_as_scratch_gives_the_same_bits(dtype, n, weight_decay):
+    from gpugrad.backend import CPU
+    from gpugrad.optimizers import updates
+    rng = np.random.default_rng(n)
+    start = [rng.standard_normal(n), 0.1 * rng.standard_normal(n), 0.01 * np.abs(rng.standard_normal(n)),
+             rng.standard_normal(n)]
+    plain, scratch = ([a.astype(dtype) for a in start] for _ in range(2))
+    updates.adam(CPU, *plain, 0.001, 0.9, 0.999, 1e-7, weight_decay)
+    updates.adam(CPU, *scratch, 0.001, 0.9, 0.999, 1e-7, weight_decay, grad_is_scratch=True)
+    for a, b in zip(plain[:3], scratch[:3]):
+        assert a.tobytes() == b.tobytes()

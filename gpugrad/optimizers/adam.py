@@ -41,11 +41,14 @@ class Adam(Optimizer):
             state["v"] = self._zeros(var)
         return m, state["v"]
 
-    def _update(self, var, param, grad, lr, state):
+    def _update(self, var, param, grad, lr, state, grad_is_scratch=False):
         m, v = self._moments(var, state)
         step_size = adam_step_size(lr, self.beta_1, self.beta_2, self.iterations + 1)
         updates.adam(var._device, param, m, v, grad, step_size, self.beta_1, self.beta_2, self.epsilon,
-                     self.weight_decay)
+                     self.weight_decay, grad_is_scratch)
+
+    def _update_scratch(self, var, param, grad, lr, state):
+        self._update(var, param, grad, lr, state, grad_is_scratch=True)
 
 
 class AdamW(Adam):
@@ -66,9 +69,10 @@ class AdamW(Adam):
     def __init__(self, learning_rate=1e-3, weight_decay=1e-2, beta_1=0.9, beta_2=0.999, epsilon=1e-7, **kwargs):
         super().__init__(learning_rate, beta_1, beta_2, epsilon, weight_decay, **kwargs)
 
-    def _update(self, var, param, grad, lr, state):
+    def _update(self, var, param, grad, lr, state, grad_is_scratch=False):
         m, v = self._moments(var, state)
         if self.weight_decay:
             param *= 1.0 - lr * self.weight_decay
         step_size = adam_step_size(lr, self.beta_1, self.beta_2, self.iterations + 1)
-        updates.adam(var._device, param, m, v, grad, step_size, self.beta_1, self.beta_2, self.epsilon, 0.0)
+        updates.adam(var._device, param, m, v, grad, step_size, self.beta_1, self.beta_2, self.epsilon, 0.0,
+                     grad_is_scratch)

@@ -100,10 +100,32 @@ def _adam_cpu(param, m, v, grad, step_size, one_minus_beta1, one_minus_beta2, ep
     param -= update
 
 
-def adam(device, param, m, v, grad, step_size, beta1, beta2, eps, weight_decay=0.0):
+def _adam_cpu_scratch(param, m, v, grad, step_size, one_minus_beta1, one_minus_beta2, eps, weight_decay):
+    # _adam_cpu's arithmetic, each result rounded as there, with grad's array as the scratch of the v
+    # update and the denominator: one temporary of the variable's size where _adam_cpu has several
+    g = grad
+    if weight_decay:
+        np.add(grad, weight_decay * param, out=grad)
+    step = np.subtract(g, m)
+    np.multiply(one_minus_beta1, step, out=step)
+    m += step
+    np.multiply(g, g, out=g)
+    g -= v
+    np.multiply(one_minus_beta2, g, out=g)
+    v += g
+    np.sqrt(v, out=g)
+    g += eps
+    np.multiply(step_size, m, out=step)
+    step /= g
+    param -= step
+
+
+def adam(device, param, m, v, grad, step_size, beta1, beta2, eps, weight_decay=0.0, grad_is_scratch=False):
     """One Adam step of arrays ``param``, ``m`` and ``v`` in place (see ``kernels_ref``).
 
     ``step_size`` is the bias-corrected rate of :func:`gpugrad.optimizers.kernels_ref.adam_step_size`.
+    With ``grad_is_scratch`` the step may overwrite ``grad`` (same dtype as ``param``) instead of making
+    temporaries of its size; the result is the same to the bit.
     """
     if device is CPU:
         if not _in_place(param, m, v, grad):
@@ -112,8 +134,9 @@ def adam(device, param, m, v, grad, step_size, beta1, beta2, eps, weight_decay=0
         a = param.dtype.type
         params = {"step_size": a(step_size), "one_minus_beta1": a(1.0 - beta1), "one_minus_beta2": a(1.0 - beta2),
                   "eps": a(eps), "weight_decay": a(weight_decay)}
-        if param.size < SPLIT_MIN_CHEAP or not split_apply(_adam_cpu, [param, m, v, grad], params):
-            _adam_cpu(param, m, v, grad, **params)
+        fn = _adam_cpu_scratch if grad_is_scratch else _adam_cpu
+        if param.size < SPLIT_MIN_CHEAP or not split_apply(fn, [param, m, v, grad], params):
+            fn(param, m, v, grad, **params)
     else:
         device.backend.fused("adam_update", grad, param, m, v, step_size=float(step_size), beta1=float(beta1),
                              beta2=float(beta2), eps=float(eps), weight_decay=float(weight_decay))
