@@ -46,12 +46,9 @@ def jacobian(tape, target, sources, unconnected_gradients="none"):
     """
     _check_target(target, "jacobian", unconnected_gradients)
     flat_sources = _check_sources(sources, "jacobian")
-    xp = target._device.xp
 
     def seed(row):
-        one_hot = xp.zeros(target.size, dtype=target.dtype)
-        one_hot[row] = 1
-        return Tensor._wrap(one_hot.reshape(target.shape), target._device)
+        return _one_hot(target, row)
 
     rows, connected = _sweep_rows(tape, target, flat_sources, target.size, seed)
     results = []
@@ -95,12 +92,9 @@ def batch_jacobian(tape, target, source, unconnected_gradients="none"):
             f"batch_jacobian needs the same batch size in the target and the source, got shapes "
             f"{target.shape} and {source.shape}")
     batch, per_entry = target.shape[0], math.prod(target.shape[1:])
-    xp = target._device.xp
 
     def seed(column):
-        one_hot = xp.zeros((batch, per_entry), dtype=target.dtype)
-        one_hot[:, column] = 1
-        return Tensor._wrap(one_hot.reshape(target.shape), target._device)
+        return _one_hot_columns(target, column, batch, per_entry)
 
     (rows,), connected = _sweep_rows(tape, target, [source], per_entry, seed)
     shape = target.shape + source.shape[1:]
@@ -163,6 +157,20 @@ def _fill(s_rows, source):
             g = zeros
         filled.append(g)
     return filled
+
+
+def _one_hot(target, row):
+    """Zeros of ``target``'s shape and dtype with a 1 at flat index ``row``: one row's seed."""
+    one_hot = target._device.xp.zeros(target.size, dtype=target.dtype)
+    one_hot[row] = 1
+    return Tensor._wrap(one_hot.reshape(target.shape), target._device)
+
+
+def _one_hot_columns(target, column, batch, per_entry):
+    """Zeros of ``target``'s shape with a 1 at entry ``column`` of every batch row: one column's seed."""
+    one_hot = target._device.xp.zeros((batch, per_entry), dtype=target.dtype)
+    one_hot[:, column] = 1
+    return Tensor._wrap(one_hot.reshape(target.shape), target._device)
 
 
 def _zeros(source, shape):

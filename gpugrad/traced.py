@@ -8,9 +8,9 @@ prebound to its output buffer: no tape, no gradient-rule lookup, no Tensor per o
 a replay computes with the same array calls in the same order as the eager call, so to the
 same bits.
 
-The signature: the shape, dtype and device of each tensor argument; the value of every other
-argument (Python numbers, strings, ``None``; any other object by identity); the default
-device. Variables are captured by reference: a replay reads and updates them where they
+The signature: the shape, dtype and device of each tensor argument, and which arguments are one
+tensor; the value of every other argument (Python numbers, strings, ``None``; any other object
+by identity); the default device. Variables are captured by reference: a replay reads and updates them where they
 live, so a variable assigned between calls is seen by the next one.
 
 What a trace follows, and what it does not (as ``tf.function``):
@@ -164,8 +164,13 @@ class Function:
                               RuntimeWarning, stacklevel=2)
             return self._fn(*args, **kwargs)
         flat = nest.flatten([list(args), kwargs])
-        tensors = [x for x in flat if isinstance(x, Tensor) and not isinstance(x, Variable)]
-        signature = (_signature(flat), default_device())
+        tensors, first = [], {}  # the distinct tensor arguments, in order; which argument each one is
+        for x in flat:
+            if isinstance(x, Tensor) and not isinstance(x, Variable) and id(x) not in first:
+                first[id(x)] = len(tensors)
+                tensors.append(x)
+        aliases = tuple(first[id(x)] for x in flat if isinstance(x, Tensor) and not isinstance(x, Variable))
+        signature = (_signature(flat), default_device(), aliases)
         with self._lock:
             trace = self._traces.get(signature)
             if trace is not None and trace.plan is not None and not trace.plan.bound_to_variables():
@@ -184,8 +189,6 @@ class Function:
         for x in flat:
             if isinstance(x, Tensor) and not isinstance(x, Variable) and id(x) not in traced:
                 traced[id(x)] = capture.input(x)
-        if len(traced) != sum(1 for x in flat if isinstance(x, Tensor) and not isinstance(x, Variable)):
-            return self._eager(signature, "one tensor is passed twice", args, kwargs)
         structure = [list(args), kwargs]
         leaves = [traced.get(id(x), x) if isinstance(x, Tensor) else x for x in flat]
         t_args, t_kwargs = nest.pack_like(structure, leaves)
@@ -204,10 +207,6 @@ class Function:
             return _copied(result)
         self._store(signature, _Trace(plan))
         return plan.result()
-
-    def _eager(self, signature, reason, args, kwargs):
-        self._store(signature, _Trace(None, reason))
-        return self._fn(*args, **kwargs)
 
     def _store(self, signature, trace):
         self._traces[signature] = trace

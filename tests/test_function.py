@@ -415,3 +415,22 @@ def test_under_a_profiler_the_function_runs_eagerly_with_a_warning():
         profiler.disable()
     assert out.numpy().tolist() == [2.0] and f.trace_count == 0
     assert f(gg.tensor([3.0])).numpy().tolist() == [6.0] and f.trace_count == 1
+
+
+def test_one_tensor_passed_twice_is_its_own_signature():
+    f = gg.function(lambda a, b: a * b + a)
+    x, y = gg.tensor([2.0]), gg.tensor([3.0])
+    assert f(x, x).item() == 6.0 and f(x, y).item() == 8.0 and f(y, y).item() == 12.0
+    assert f(y, x).item() == 9.0 and f.trace_count == 2
+
+
+def test_jacobians_and_hessians_inside_replay_to_the_bit():
+    def fn(a):
+        return gg.jacobian(lambda z: gg.sin(z) * z)(a), gg.hessian(lambda z: gg.sum(z ** 3))(a)
+    f = gg.function(fn)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for k in range(3):
+            x = gg.tensor([1.0 + k, -0.5 * k])
+            _assert_same_result(f(x), fn(gg.tensor([1.0 + k, -0.5 * k])))
+    assert f.trace_count == 1

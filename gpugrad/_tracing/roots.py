@@ -63,7 +63,9 @@ def _build():
             _add(value, OP)
     for fn in (tensor.tensor, tensor.as_tensor, tensor.ensure_tensor, tensor.from_numpy, tensor.from_dlpack):
         _add(fn, OP)
-    for fn in (creation.ones_like, creation.zeros_like, creation.full_like):
+    from .. import jacobians
+    for fn in (creation.ones_like, creation.zeros_like, creation.full_like, jacobians._one_hot,
+               jacobians._one_hot_columns, jacobians._zeros):
         _by_code[fn.__code__] = (SHAPE, [fn])
     host = [optimizer.Optimizer._apply_pairs, ops.dropout, clipping.clip_by_global_norm, clipping.clip_by_norm,
             clipping.global_norm, gg_random.Generator.uniform, gg_random.Generator.normal,
