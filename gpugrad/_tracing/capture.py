@@ -144,17 +144,18 @@ def _is_array(x):
 class KernelStep:
     """One emitted op replayed by its kernel (:func:`.kernels.build`) from ``inputs`` into ``outputs``."""
 
-    __slots__ = ("op_type", "inputs", "attrs", "outputs", "device")
+    __slots__ = ("op_type", "inputs", "attrs", "outputs", "device", "fills")
 
-    def __init__(self, op_type, inputs, attrs, outputs, device):
+    def __init__(self, op_type, inputs, attrs, outputs, device, fills=False):
         self.op_type, self.inputs, self.attrs, self.outputs, self.device = op_type, inputs, attrs, outputs, device
+        self.fills = fills  # whether it computes the arrays it saves in attrs (kernels.FILLS_ATTRS) too
 
     def build(self, moved=None):
         """The kernel's prebound call, with arrays moved by liveness (``moved``: id -> array) replaced."""
+        inputs, outputs = self.inputs, self.outputs
         if moved:
-            return kernels.build(self.op_type, [moved.get(id(a), a) for a in self.inputs], self.attrs,
-                                 [moved.get(id(a), a) for a in self.outputs], self.device)
-        return kernels.build(self.op_type, self.inputs, self.attrs, self.outputs, self.device)
+            inputs, outputs = [moved.get(id(a), a) for a in inputs], [moved.get(id(a), a) for a in outputs]
+        return kernels.build(self.op_type, inputs, self.attrs, outputs, self.device, self.fills)
 
 
 class CallStep:
@@ -379,16 +380,21 @@ class Capture:
                 elif not (id(a) in made or self.known_array(a) or id(t) in self.tensors or kernels.is_constant(a)):
                     return False
                 in_arrays.append(a)
-            for _, a in _arrays_in(list((attrs or {}).values()), ()):
-                if not (id(a) in made or self.known_array(a)):
-                    return False  # an array the op saved for its gradient: only a call step refills it
+            fills = False
+            for key, value in (attrs or {}).items():
+                for _, a in _arrays_in(value, ()):
+                    if id(a) in made or self.known_array(a):
+                        continue
+                    if key not in kernels.FILLS_ATTRS.get(op_type, ()):
+                        return False  # an array the op saved for its gradient: only a call step refills it
+                    fills = True
             out_arrays = [o._data for o in outputs]
             if all(self.known_array(a) or id(_root_array(a)) in made for a in out_arrays):
                 for a in out_arrays:  # a view of a buffer: it follows the buffer by itself
                     self.viewed.add(id(_root_array(a)))
                 planned.append(None)
             else:
-                step = KernelStep(op_type, in_arrays, attrs, out_arrays, outputs[0]._device)
+                step = KernelStep(op_type, in_arrays, attrs, out_arrays, outputs[0]._device, fills)
                 if step.build() is None:
                     return False
                 for k in kernels.FILLS_INPUTS.get(op_type, ()):  # the op that made that input replays here
@@ -409,6 +415,11 @@ class Capture:
                 self._add_buffer(o._data)
                 self._add_tensor(o)
                 self.keep.append(o)
+            if step is not None and step.fills:
+                for key in kernels.FILLS_ATTRS[rec[TYPE]]:
+                    for _, a in _arrays_in(rec[ATTRS][key], ()):
+                        if not self.known_array(a):
+                            self._add_buffer(a)
             if step is not None:
                 self.steps.append(step)
         for leaf in nest.flatten(result):

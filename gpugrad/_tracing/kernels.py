@@ -25,7 +25,7 @@ import numpy as np
 from ..backend import CPU, cpu_fast
 from ..backend.cpu_fast import CHEAP, COSTLY
 from ..ops import base as _base
-from ..ops import conv, losses
+from ..ops import conv, losses, pool
 from ..ops.dense_layer import dense_array
 from ..ops.hot import HOT_GRADIENTS
 from ..ops.reductions import group_size
@@ -60,11 +60,17 @@ def _floats_of_one_dtype(arrays, outputs):
     return dtype.kind == "f" and all(a.dtype == dtype for a in arrays) and all(o.dtype == dtype for o in outputs)
 
 
-def build(op_type, inputs, attrs, outputs, device):
-    """A function of no arguments that runs op ``op_type`` from ``inputs`` into ``outputs``; or None."""
+def build(op_type, inputs, attrs, outputs, device, fills=False):
+    """A function of no arguments that runs op ``op_type`` from ``inputs`` into ``outputs``; or None.
+
+    ``fills``: the op made the arrays it saves in ``attrs`` (its keys in :data:`FILLS_ATTRS`), and the
+    kernel computes them too."""
     hot = _hot(op_type)
     if hot is not None:
         return _hot_kernel(hot, inputs, attrs, outputs, device)
+    if fills:
+        filler = _FILLING.get(op_type)
+        return None if filler is None else filler(inputs, attrs, outputs, device)
     composite = _COMPOSITE.get(op_type)
     if composite is not None:
         return composite(inputs, attrs, outputs, device)
@@ -195,27 +201,50 @@ def _conv2d(inputs, attrs, outputs, device):
     b = inputs[2].reshape(-1, 1, 1) if len(inputs) == 3 else None
     geom, out, xp = attrs["geom"], outputs[0], device.xp
 
+    if not out.flags.c_contiguous:
+        return None
+
     def run():
-        result = conv._conv_forward(xp, x, w, geom)
+        conv._conv_forward(xp, x, w, geom, out=out)
         if b is not None:
-            result += b  # a fresh array, as in conv2d
-        _into(out, result)
+            xp.add(out, b, out=out)  # as conv2d adds it to its fresh array
     return run
 
 
 def _conv2d_backprop_input(inputs, attrs, outputs, device):
     (dy, w), out, xp = inputs, outputs[0], device.xp
     geom, x_shape = attrs["geom"], attrs["x_shape"]
-    return lambda: _into(out, conv._backprop_input(xp, dy, w, x_shape, geom))
+    return lambda: _into(out, conv._backprop_input(xp, dy, w, x_shape, geom, out=out))
 
 
 def _conv2d_backprop_filter(inputs, attrs, outputs, device):
     (x, dy), out, xp = inputs, outputs[0], device.xp
     geom, w_shape = attrs["geom"], attrs["w_shape"]
-    return lambda: _into(out, conv._backprop_filter(xp, x, dy, w_shape, geom))
+    return lambda: _into(out, conv._backprop_filter(xp, x, dy, w_shape, geom, out=out))
 
 
-_COMPOSITE = {"Conv2D": _conv2d, "Conv2DBackpropInput": _conv2d_backprop_input,
+def _max_pool2d(inputs, attrs, outputs, device):
+    # the forward's window maxima and their positions (attrs["argmax"], which the gradient reads)
+    (x,), out, xp = inputs, outputs[0], device.xp
+    argmax, kernel, geom = attrs["argmax"], attrs["kernel"], attrs["geom"]
+    out_hw = out.shape[2:]
+
+    def run():
+        best, arg = pool._max_and_argmax(xp, x, kernel, geom, out_hw)
+        _into(out, best)
+        _into(argmax, arg)
+    return run
+
+
+def _max_pool2d_grad(inputs, attrs, outputs, device):
+    (dy,), out, xp = inputs, outputs[0], device.xp
+    return lambda: _into(out, pool.max_pool_route_array(xp, dy, attrs))
+
+
+FILLS_ATTRS = {"MaxPool2D": ("argmax",)}  # op type -> the attrs its filling kernel computes
+_FILLING = {"MaxPool2D": _max_pool2d}
+
+_COMPOSITE = {"MaxPool2DGrad": _max_pool2d_grad, "Conv2D": _conv2d, "Conv2DBackpropInput": _conv2d_backprop_input,
               "Conv2DBackpropFilter": _conv2d_backprop_filter, "Dense": _dense, "Softmax": _softmax, "SoftmaxCrossEntropy": _softmax_cross_entropy,
               "SoftmaxCrossEntropyGrad": _softmax_cross_entropy_grad}
 

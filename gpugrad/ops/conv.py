@@ -184,17 +184,25 @@ def _dy_rows(xp, dy, groups):
     return xp.ascontiguousarray(d).reshape(groups, n * oh * ow, o // groups)
 
 
-def _conv_forward(xp, x, w, geom):
+def _contiguous(xp, a, out):
+    """``a`` as a C-contiguous array: a copy, into ``out`` when given (the same values either way)."""
+    if out is None:
+        return xp.ascontiguousarray(a)
+    xp.copyto(out, a)
+    return out
+
+
+def _conv_forward(xp, x, w, geom, out=None):
     n = x.shape[0]
     o, _, kh, kw = w.shape
     oh, ow = (output_size(s, p, k, st, d) for s, p, k, st, d in
               zip(x.shape[2:], geom.padding, (kh, kw), geom.stride, geom.dilation))
     cols = _im2col(xp, x, (kh, kw), geom, (oh, ow))
-    out = xp.matmul(_w_matrix(xp, w, geom.groups), cols.transpose(0, 2, 1))  # (G, O/G, N*OH*OW)
-    return xp.ascontiguousarray(out.reshape(o, n, oh, ow).transpose(1, 0, 2, 3))
+    product = xp.matmul(_w_matrix(xp, w, geom.groups), cols.transpose(0, 2, 1))  # (G, O/G, N*OH*OW)
+    return _contiguous(xp, product.reshape(o, n, oh, ow).transpose(1, 0, 2, 3), out)
 
 
-def _backprop_input(xp, dy, w, x_shape, geom):
+def _backprop_input(xp, dy, w, x_shape, geom, out=None):
     n, o, oh, ow = dy.shape
     _, cg, kh, kw = w.shape
     g = geom.groups
@@ -206,14 +214,14 @@ def _backprop_input(xp, dy, w, x_shape, geom):
     piece = (lambda i, j: dcols[0, i, j]) if g == 1 else (lambda i, j: dcols[:, i, j].transpose(1, 2, 3, 0, 4))
     dxh = col2im(xp, piece, (n,) + tuple(x_shape[2:]) + (g, cg)[g == 1:], dcols.dtype, (kh, kw), geom.stride,
                  geom.dilation, (oh, ow), geom.padding, axis=1)  # (N, H, W, C) or (N, H, W, G, C/G)
-    return xp.ascontiguousarray(dxh.reshape(dxh.shape[:3] + (g * cg,)).transpose(0, 3, 1, 2))
+    return _contiguous(xp, dxh.reshape(dxh.shape[:3] + (g * cg,)).transpose(0, 3, 1, 2), out)
 
 
-def _backprop_filter(xp, x, dy, w_shape, geom):
+def _backprop_filter(xp, x, dy, w_shape, geom, out=None):
     o, cg, kh, kw = w_shape
     cols = _im2col(xp, x, (kh, kw), geom, dy.shape[2:])
     dw = xp.matmul(_dy_matrix(xp, dy, geom.groups), cols)  # (G, O/G, KH*KW*C/G)
-    return xp.ascontiguousarray(dw.reshape(o, kh, kw, cg).transpose(0, 3, 1, 2))
+    return _contiguous(xp, dw.reshape(o, kh, kw, cg).transpose(0, 3, 1, 2), out)
 
 
 # ---------------------------------------------------------------- conv2d

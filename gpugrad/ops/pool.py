@@ -127,11 +127,17 @@ def _max_pool2d_grad(op, dy):
 def _max_pool_route(dy, attrs):
     dy = unary(dy)
     xp = dy._device.xp
-    kernel, geom, arg = attrs["kernel"], attrs["geom"], attrs["argmax"]
+    arg = attrs["argmax"]
     if dy.shape != arg.shape:
         raise ShapeError(f"op 'MaxPool2DGrad': dy of shape {dy.shape} does not match the pooled output "
                          f"{arg.shape} of x of shape {attrs['x_shape']}")
-    d = dy._data
+    return emit("MaxPool2DGrad", max_pool_route_array(xp, dy._data, attrs), dy._device, (dy,), attrs)
+
+
+def max_pool_route_array(xp, d, attrs):
+    """The array ``MaxPool2DGrad`` computes: array ``d`` (the pooled gradient) routed to the window maxima
+    ``attrs["argmax"]`` names, in the input's shape."""
+    kernel, geom, arg = attrs["kernel"], attrs["geom"], attrs["argmax"]
     zero = xp.zeros((), dtype=d.dtype)
     kh, kw = kernel
     if _tiles(attrs):  # each input element is in one window: written once, no zeros to add to
@@ -140,11 +146,9 @@ def _max_pool_route(dy, attrs):
         for i in range(kh):
             for j in range(kw):
                 tiled[:, :, :, i, :, j] = xp.where(arg == i * kw + j, d, zero)
-        data = _untile(xp, tiled, attrs["x_shape"])
-    else:
-        data = col2im(xp, lambda i, j: xp.where(arg == i * kw + j, d, zero), attrs["x_shape"], d.dtype, kernel,
-                      geom.stride, (1, 1), arg.shape[2:], geom.padding)
-    return emit("MaxPool2DGrad", data, dy._device, (dy,), attrs)
+        return _untile(xp, tiled, attrs["x_shape"])
+    return col2im(xp, lambda i, j: xp.where(arg == i * kw + j, d, zero), attrs["x_shape"], d.dtype, kernel,
+                  geom.stride, (1, 1), arg.shape[2:], geom.padding)
 
 
 def max_pool2d_grad(x, dy, kernel_size, stride=None, padding=0):
