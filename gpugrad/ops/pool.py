@@ -257,4 +257,4 @@ def _avg_pool2d_grad_grad(op, g):
 
 TENSOR_METHODS = {}
 
-__all__ = public_ops(globals())
+__all__ = public_ops(globals(), not_ops=("max_pool_route_array",))
