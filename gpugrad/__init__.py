@@ -35,6 +35,7 @@ from . import data  # noqa: E402
 from . import random  # noqa: E402
 from . import linalg, raw_ops  # noqa: E402
 from .traced import Function, function  # noqa: E402
+from . import distributed  # noqa: E402 - imports no MPI until gg.distributed.init() under a launcher
 
 no_gradient = NotDifferentiable
 float16, float32, float64 = _np.float16, _np.float32, _np.float64
@@ -56,7 +57,7 @@ __all__ = [
     # training and models
     "clip_by_global_norm", "save", "load",
     # modules
-    "ops", "raw_ops", "linalg", "nn", "optimizers", "gradient_checker", "data", "random",
+    "ops", "raw_ops", "linalg", "nn", "optimizers", "gradient_checker", "data", "random", "distributed",
     # errors
     "GpugradError", "ShapeError", "DTypeError", "DeviceError", "DeviceUnavailableError", "GradientError",
     "GradientUsageError", "LookupGradientError", "NotATensorError", "IndexOutOfRangeError", "OutOfMemoryError",

@@ -20,7 +20,7 @@ PUBLIC = [
     'avg_pool2d', 'batch_norm', 'bool_', 'broadcast_to', 'cast', 'cbrt', 'ceil', 'clip',
     'clip_by_global_norm', 'column_stack', 'concat', 'conv2d', 'copy', 'cos', 'cosh', 'count_nonzero',
     'cross', 'cuda_available', 'cumprod', 'cumsum', 'custom_gradient', 'data', 'default_device',
-    'deg2rad', 'degrees', 'dense', 'detect_anomaly', 'device', 'devices', 'diag', 'diagonal', 'diff',
+    'deg2rad', 'degrees', 'dense', 'detect_anomaly', 'device', 'devices', 'diag', 'diagonal', 'diff', 'distributed',
     'divide', 'dot', 'dropout', 'dstack', 'einsum', 'elu', 'embedding', 'erf', 'exp', 'exp2',
     'expand_dims', 'explain_gradient', 'expm1', 'eye', 'flip', 'fliplr', 'flipud', 'float16', 'float32',
     'float64', 'floor', 'fmax', 'fmin', 'fmod', 'from_dlpack', 'from_numpy', 'full', 'full_like', 'function',

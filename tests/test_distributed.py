@@ -1,0 +1,169 @@
+"""gg.distributed: one process alone, and 2 or 3 ranks under ``mpiexec`` (MPICH's wheel, the extra).
+
+The multi-process tests start ``mpiexec -n N`` themselves with a time limit; they need the
+``distributed`` extra (``pip install -e '.[distributed]'``) and skip, saying so, without it.
+"""
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import gpugrad as gg
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MPIEXEC = next((p for p in (os.path.join(os.path.dirname(sys.executable), "mpiexec"), shutil.which("mpiexec"))
+                if p and os.path.exists(p)), None)
+HAVE_MPI = importlib.util.find_spec("mpi4py") is not None and MPIEXEC is not None
+needs_mpi = pytest.mark.skipif(not HAVE_MPI, reason="mpi4py and mpiexec are not installed: "
+                                                    "pip install -e '.[distributed]'")
+
+
+def run_ranks(n, code, timeout=90):
+    """``code`` run by ``n`` ranks under mpiexec; ``(returncode, stdout, stderr)``."""
+    env = {k: v for k, v in os.environ.items() if k != "GPUGRAD_DEVICE"}
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    done = subprocess.run([MPIEXEC, "-n", str(n), sys.executable, "-c", textwrap.dedent(code)],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=timeout)
+    return done.returncode, done.stdout, done.stderr
+
+
+# --------------------------------------------------------------------------- one process
+
+
+def test_alone_the_world_is_one_process_and_collectives_return_their_input():
+    assert gg.distributed.init().size == 1 and gg.distributed.rank() == 0 and gg.distributed.local_rank() == 0
+    x = gg.tensor([[1.0, 2.0]])
+    for out in (gg.distributed.allreduce(x), gg.distributed.allreduce(x, op="sum"), gg.distributed.allgather(x),
+                gg.distributed.broadcast(x)):
+        assert out.numpy().tolist() == [[1.0, 2.0]] and out is not x
+    gg.distributed.barrier()
+
+
+def test_allreduce_refuses_an_unknown_op_and_broadcast_a_root_outside_the_world():
+    with pytest.raises(ValueError, match="op"):
+        gg.distributed.allreduce(gg.tensor([1.0]), op="prod")
+    with pytest.raises(ValueError, match="root"):
+        gg.distributed.broadcast(gg.tensor([1.0]), root=1)
+
+
+def test_the_distributed_optimizer_alone_is_the_optimizer():
+    w1, w2 = gg.Variable([1.0, -2.0]), gg.Variable([1.0, -2.0])
+    plain, wrapped = gg.optimizers.Adam(0.1), gg.distributed.DistributedOptimizer(gg.optimizers.Adam(0.1))
+    for _ in range(3):
+        plain.minimize(lambda: gg.sum(w1 * w1 * w1), [w1])
+        wrapped.minimize(lambda: gg.sum(w2 * w2 * w2), [w2])
+    assert w1.numpy().tobytes() == w2.numpy().tobytes() and wrapped.iterations == 3
+
+
+def test_buckets_fill_in_reverse_order_by_dtype_and_size():
+    from gpugrad.distributed.optimizer import buckets
+    arrays = [np.zeros(10, np.float32), np.zeros(10, np.float32), np.zeros(100, np.float32), np.zeros(3)]
+    assert buckets(arrays, bucket_bytes=80) == [[3], [2], [1, 0]]
+
+
+def test_shard_gives_every_item_once():
+    n = 10
+    parts = [list(gg.distributed.shard(n, rank=r, size=3)) for r in range(3)]
+    assert sum(parts, []) == list(range(n)) and max(map(len, parts)) - min(map(len, parts)) <= 1
+
+
+def test_launched_under_mpi_without_mpi4py_says_what_to_install(monkeypatch):
+    from gpugrad.distributed import world
+    monkeypatch.setattr(world, "_world", None)
+    monkeypatch.setenv("PMI_RANK", "0")
+    monkeypatch.setitem(sys.modules, "mpi4py", None)  # import mpi4py fails
+    with pytest.raises(gg.distributed.DistributedError, match=r"pip install 'gpugrad\[distributed\]'"):
+        world.init()
+    monkeypatch.setattr(world, "_world", None)
+
+
+# --------------------------------------------------------------------------- ranks under mpiexec
+
+TRAIN = """
+import numpy as np, gpugrad as gg
+world = gg.distributed.init()
+rng = np.random.default_rng(0)
+x_all = rng.standard_normal((48, 8)).astype(np.float32)
+y_all = rng.integers(0, 4, 48)
+model = gg.nn.Sequential(gg.nn.Dense(8, 16, activation="relu", seed=1), gg.nn.Dense(16, 4, seed=2))
+gg.distributed.broadcast_variables(model.trainable_variables)
+opt = gg.distributed.DistributedOptimizer(gg.optimizers.SGD(0.1, momentum=0.9))
+for step in range(5):
+    rows = gg.distributed.shard(range(step * 12 % 48, step * 12 % 48 + 12))  # this rank's share of a global batch of 12
+    x, y = gg.tensor(x_all[rows.start:rows.stop]), gg.tensor(y_all[rows.start:rows.stop])
+    opt.minimize(lambda: gg.softmax_cross_entropy(model(x), y), model.trainable_variables)
+weights = np.concatenate([v.numpy().ravel() for v in model.trainable_variables])
+gathered = gg.distributed.allgather(gg.tensor(weights[None]))
+if world.rank == 0:
+    np.save(OUT, gathered.numpy())
+"""
+
+
+@needs_mpi
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_ranks_train_to_bitwise_identical_weights_equal_to_one_process(ranks, tmp_path):
+    code, out, err = run_ranks(ranks, f"OUT = {str(tmp_path / 'w.npy')!r}\n" + TRAIN)
+    assert code == 0, err[-3000:]
+    per_rank = np.load(tmp_path / "w.npy")
+    assert per_rank.shape[0] == ranks
+    for r in range(1, ranks):
+        assert per_rank[r].tobytes() == per_rank[0].tobytes()
+    code, out, err = run_ranks(1, f"OUT = {str(tmp_path / 'one.npy')!r}\n" + TRAIN)
+    assert code == 0, err[-3000:]
+    # the mean of the ranks' mean gradients is the global batch's mean gradient when the shares are equal
+    # (12 rows over 2 or 3 ranks): the same weights to float32 rounding
+    np.testing.assert_allclose(per_rank[0], np.load(tmp_path / "one.npy")[0], rtol=1e-5, atol=1e-6)
+
+
+@needs_mpi
+def test_collectives_values_on_three_ranks():
+    code, out, err = run_ranks(3, """
+        import numpy as np, gpugrad as gg
+        r = gg.distributed.init().rank
+        t = gg.tensor([float(r), 10.0 * r])
+        assert gg.distributed.allreduce(t, op="sum").numpy().tolist() == [3.0, 30.0]
+        assert gg.distributed.allreduce(t).numpy().tolist() == [1.0, 10.0]
+        assert gg.distributed.allreduce(t, op="max").numpy().tolist() == [2.0, 20.0]
+        g = gg.distributed.allgather(gg.tensor(np.full((r + 1, 2), r, np.int64)))
+        assert g.numpy().tolist() == [[0, 0], [1, 1], [1, 1], [2, 2], [2, 2], [2, 2]]
+        assert gg.distributed.broadcast(gg.tensor([float(r)]), root=2).numpy().tolist() == [2.0]
+        v = gg.Variable([float(r)])
+        gg.distributed.broadcast_variables([v], root=1)
+        assert v.numpy().tolist() == [1.0]
+        gg.distributed.barrier()
+        print("ok", r)
+    """)
+    assert code == 0, err[-3000:]
+    assert sorted(out.split()) == sorted("ok 0 ok 1 ok 2".split())
+
+
+@needs_mpi
+def test_a_shape_that_differs_across_ranks_names_the_ranks_and_the_variable():
+    code, out, err = run_ranks(2, """
+        import gpugrad as gg
+        r = gg.distributed.init().rank
+        try:
+            gg.distributed.allreduce(gg.ones((2 + r,)), name="w")
+        except gg.distributed.DistributedError as e:
+            print("refused:", e)
+    """)
+    assert code == 0, err[-3000:]
+    assert out.count("refused:") == 2 and "'w'" in out and "rank 0: float32 (2,)" in out and "rank 1: float32 (3,)" in out
+
+
+@needs_mpi
+def test_a_rank_that_raises_stops_the_others_instead_of_hanging():
+    code, out, err = run_ranks(2, """
+        import gpugrad as gg
+        r = gg.distributed.init().rank
+        if r == 1:
+            raise RuntimeError("rank 1 fails here")
+        gg.distributed.allreduce(gg.tensor([1.0]))  # rank 0 waits here for rank 1
+        print("rank 0 went on")
+    """, timeout=60)
+    assert code != 0 and "rank 1 fails here" in err and "rank 0 went on" not in out
