@@ -133,9 +133,11 @@ def cmd_train(args):
     result = train(args.model, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
                    optimizer=args.optimizer, device=args.device, seed=args.seed, save=args.save,
                    progress=not args.no_progress, eager=args.eager)
-    print(result.summary())
-    if args.save:
-        print(f"weights saved to {args.save}")
+    from . import distributed
+    if distributed.rank() == 0:  # under mpiexec: one report, of the whole world
+        print(result.summary())
+        if args.save:
+            print(f"weights saved to {args.save}")
     return 0
 
 

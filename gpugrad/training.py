@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from . import backend, data, nn, optimizers
+from . import backend, data, distributed, nn, optimizers
 from .ops import argmax, softmax_cross_entropy
 from .tensor import Tensor
 from .traced import function
@@ -137,6 +137,7 @@ def train(model="mlp", epochs=None, batch_size=None, lr=None, optimizer=None, de
                                            optimizer=optimizer).items() if v is not None})
     if settings["epochs"] < 1 or settings["batch_size"] < 1:
         raise ValueError("epochs and batch_size must be at least 1")
+    world = distributed.init()
     dev = backend.get_device(device)
     net = build_model(model, seed, dev)
     opt = build_optimizer(settings["optimizer"], settings["lr"])
@@ -144,29 +145,44 @@ def train(model="mlp", epochs=None, batch_size=None, lr=None, optimizer=None, de
     x_train, y_train, x_test, y_test = standardized_digits(flat, dev)
     order = np.random.default_rng(seed)
     steps_per_epoch = -(-x_train.shape[0] // settings["batch_size"])
-    bar = _progress_bar(settings["epochs"] * steps_per_epoch, progress, out or sys.stdout, f"{model} on {dev.name}")
+    where = dev.name if world.size == 1 else f"{world.size} ranks ({dev.name})"
+    bar = _progress_bar(settings["epochs"] * steps_per_epoch, progress and world.rank == 0, out or sys.stdout,
+                        f"{model} on {where}")
     net.train()
     loss = None
     steps = 0
-    start = time.perf_counter()
     variables = net.trainable_variables  # found once, not on every step
+    if world.size > 1:  # data-parallel: one start on every rank, gradients averaged before each update
+        distributed.broadcast_variables(variables)
+        opt = distributed.DistributedOptimizer(opt)
+    start = time.perf_counter()
 
-    def train_step(xb, yb):
-        return opt.minimize(lambda: softmax_cross_entropy(net(xb), yb), variables)
+    def train_step(xb, yb, share):
+        # share: this rank's rows over the global batch's mean rows; the ranks' mean of share-weighted
+        # gradients is the global batch's mean gradient, even when the last batch splits unevenly
+        if share == 1.0:
+            return opt.minimize(lambda: softmax_cross_entropy(net(xb), yb), variables)
+        return opt.minimize(lambda: softmax_cross_entropy(net(xb), yb) * share, variables)
 
     step = train_step if eager else function(train_step)
     for epoch in range(settings["epochs"]):
         for xb, yb in data.batches(x_train, y_train, settings["batch_size"], seed=order.integers(2**31)):
-            loss = step(xb, yb)
+            if world.size > 1:
+                rows = distributed.shard(xb.shape[0])
+                share = len(rows) * world.size / xb.shape[0]
+                xb, yb = xb[rows.start:rows.stop], yb[rows.start:rows.stop]
+                loss = step(xb, yb, share)
+            else:
+                loss = step(xb, yb, 1.0)
             steps += 1
-            bar.step(loss, xb.shape[0], epoch)
+            bar.step(loss, xb.shape[0] * world.size, epoch)
     final_loss = float(loss.item())  # .item() waits for the GPU
     seconds = time.perf_counter() - start
     bar.close()
-    result = TrainResult(model, dev.name, settings["epochs"], steps, final_loss,
+    result = TrainResult(model, where, settings["epochs"], steps, final_loss,
                          accuracy(net, x_train, y_train), accuracy(net, x_test, y_test), seconds,
-                         steps * settings["batch_size"] / seconds, eager)
-    if save:
+                         x_train.shape[0] * settings["epochs"] / seconds, eager)
+    if save and world.rank == 0:
         from .serialization import save as save_weights
 
         save_weights(save, net)

@@ -67,7 +67,8 @@ def _build():
     for fn in (creation.ones_like, creation.zeros_like, creation.full_like, jacobians._one_hot,
                jacobians._one_hot_columns, jacobians._zeros):
         _by_code[fn.__code__] = (SHAPE, [fn])
-    host = [optimizer.Optimizer._apply_pairs, ops.dropout, clipping.clip_by_global_norm, clipping.clip_by_norm,
+    from ..distributed import optimizer as distributed_optimizer
+    host = [optimizer.Optimizer._apply_pairs, distributed_optimizer.average_gradients, ops.dropout, clipping.clip_by_global_norm, clipping.clip_by_norm,
             clipping.global_norm, gg_random.Generator.uniform, gg_random.Generator.normal,
             gg_random.Generator.integers, gg_random.uniform, gg_random.normal, gg_random.integers]
     host += [getattr(tensor.Variable, name) for name in

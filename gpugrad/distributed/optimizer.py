@@ -55,8 +55,9 @@ def average_gradients(grads_and_vars, bucket_bytes=BUCKET_BYTES):
     Every rank must hold a gradient for the same variables (DistributedError naming the one that differs).
     """
     pairs = list(grads_and_vars)
-    if world().size == 1:
-        return pairs
+    if world().size == 1:  # new tensors of the same arrays: a result never is the argument it was given
+        return [(None if g is None else Tensor._wrap(g._data, g._device) if isinstance(g, Tensor) else g, v)
+                for g, v in pairs]
     present = [i for i, (g, _) in enumerate(pairs) if g is not None]
     arrays = []
     for i in present:
