@@ -8,8 +8,8 @@ prebound to its output buffer: no tape, no gradient-rule lookup, no Tensor per o
 a replay computes with the same array calls in the same order as the eager call, so to the
 same bits.
 
-The signature: the shape, dtype and device of each tensor argument, and which arguments are one
-tensor; the value of every other argument (Python numbers, strings, ``None``; any other object
+The signature: the shape, dtype, memory layout (strides) and device of each tensor argument, and
+which arguments are one tensor; the value of every other argument (Python numbers, strings, ``None``; any other object
 by identity); the default device. Variables are captured by reference: a replay reads and updates them where they
 live, so a variable assigned between calls is seen by the next one.
 
@@ -238,7 +238,7 @@ def _signature(flat):
             parts.append(("V", id(x)))
         elif isinstance(x, Tensor):
             d = x._data
-            parts.append(("T", d.shape, d.dtype.str, x._device.name))
+            parts.append(("T", d.shape, d.dtype.str, d.strides, x._device.name))
         elif isinstance(x, np.ndarray):
             parts.append(("A", id(x)))
         else:

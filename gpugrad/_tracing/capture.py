@@ -68,6 +68,21 @@ def user_line(depth=2):
     return f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
 
+def _same_layout(a):
+    """An empty array of ``a``'s shape, dtype and strides (a NumPy view's too: a transpose, a slice)."""
+    if not isinstance(a, np.ndarray) or a.flags.c_contiguous or a.flags.f_contiguous:
+        return _empty_like(a)
+    lo = sum(min(0, (n - 1) * s) for n, s in zip(a.shape, a.strides))
+    hi = sum(max(0, (n - 1) * s) for n, s in zip(a.shape, a.strides)) + a.itemsize
+    raw = np.empty(hi - lo, np.uint8)
+    return np.ndarray(a.shape, a.dtype, buffer=raw, offset=-lo, strides=a.strides)
+
+
+def _empty_like(a):
+    xp = np if isinstance(a, np.ndarray) else __import__("cupy")
+    return xp.empty_like(a, order="K")
+
+
 def _argument_leaves(args, kwargs):
     """The leaves of a root's arguments, a gradient rule's ``op`` opened into what it holds."""
     if not (args or kwargs):
@@ -207,8 +222,10 @@ class Capture:
 
     # --- inputs and lookups ------------------------------------------------------
     def input(self, t):
-        """A traced tensor for input tensor ``t``: a copy the plan owns and rebinds every call."""
-        buffer = t._data.copy()
+        """A traced tensor for input tensor ``t``: a copy the plan owns and refills every call, laid out as
+        ``t``'s array is (its strides: a reduction's order of additions follows the layout)."""
+        buffer = _same_layout(t._data)
+        buffer[...] = t._data
         traced = Tensor._wrap(buffer, t._device)
         self.inputs.append((buffer, t._device))
         self._add_buffer(buffer)
