@@ -451,3 +451,10 @@ def test_inputs_laid_out_as_views_replay_to_the_bit(view):
     assert f.trace_count == 1
     f(gg.tensor(np.ascontiguousarray(view(x).numpy())))  # the same shape, C-contiguous: another trace
     assert f.trace_count == 2
+
+
+def test_a_result_is_laid_out_as_the_eager_result():
+    f = gg.function(lambda t: gg.transpose(t * 2.0))
+    x = gg.tensor(np.arange(6.0).reshape(2, 3))
+    f(x)
+    assert f(x).data.strides == gg.transpose(x * 2.0).data.strides

@@ -29,7 +29,7 @@ from ..errors import TraceError
 from ..optimizers.optimizer import Optimizer
 from ..tensor import Tensor
 from . import graphs, kernels
-from .capture import CallStep, KernelStep, _root_array, collecting_recording
+from .capture import CallStep, KernelStep, _root_array, _same_layout, collecting_recording
 
 
 class Plan:
@@ -70,8 +70,10 @@ class Plan:
     def result(self):
         leaves = []
         for how in self.outputs:
-            if how[0] == "buffer":
-                leaves.append(Tensor._wrap(how[1].copy(), how[2]))
+            if how[0] == "buffer":  # a copy laid out as the eager result is, strides and all
+                copy = _same_layout(how[1])
+                copy[...] = how[1]
+                leaves.append(Tensor._wrap(copy, how[2]))
             else:
                 leaves.append(how[1])
         if self.structure is None:
