@@ -458,3 +458,14 @@ def test_a_result_is_laid_out_as_the_eager_result():
     x = gg.tensor(np.arange(6.0).reshape(2, 3))
     f(x)
     assert f(x).data.strides == gg.transpose(x * 2.0).data.strides
+
+
+def test_an_error_while_tracing_reaches_the_caller_and_leaves_nothing_recording():
+    import sys
+    from gpugrad import _recorder
+    from gpugrad._tracing import state
+    f = gg.function(lambda a, b: a @ b)
+    with pytest.raises(gg.ShapeError):
+        f(gg.ones((2, 3)), gg.ones((2, 3)))
+    assert _recorder.recording_anywhere == [] and state.active == [] and sys.getprofile() is None
+    assert f(gg.ones((2, 3)), gg.ones((3, 2))).numpy().tolist() == [[3.0, 3.0], [3.0, 3.0]]
