@@ -144,11 +144,22 @@ def cmd_train(args):
 # --------------------------------------------------------------------------- bench
 
 
+def _bench_distributed(folder):
+    """``gpugrad bench`` under ``mpiexec -n N``: allreduce bandwidth and the W4 step on the world, printed by rank 0."""
+    import runpy
+
+    runpy.run_path(str(folder / "distributed_bench.py"), run_name="__main__")
+    return 0
+
+
 def cmd_bench(args):
     """Run the benchmark suite (or show a saved run) as one table; ``--json``, ``--plot``, ``--compare``."""
     from ._tools.bench import plot, report
     from ._tools.bench.runner import run_suite, suite_dir
+    from .distributed.world import launched_under_mpi
 
+    if launched_under_mpi() and not args.load:  # under mpiexec: the collectives and the data-parallel step
+        return _bench_distributed(suite_dir())
     if args.plot and plot.matplotlib_missing():
         print(f"gpugrad: error: {plot.matplotlib_missing()}", file=sys.stderr)
         return 1

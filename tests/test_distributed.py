@@ -181,3 +181,13 @@ def test_gpugrad_train_under_mpiexec_trains_data_parallel_and_reports_once(tmp_p
     from gpugrad.training import train
     alone = train("mlp", epochs=3, device="cpu", progress=False)
     assert abs(accuracy - 100 * alone.test_accuracy) <= 1.0 and (tmp_path / "w.npz").exists()
+
+
+@needs_mpi
+def test_gpugrad_bench_under_mpiexec_prints_the_collectives_and_the_data_parallel_step():
+    env = {k: v for k, v in os.environ.items() if k != "GPUGRAD_DEVICE"}
+    done = subprocess.run([MPIEXEC, "-n", "2", sys.executable, "-m", "gpugrad", "bench"], capture_output=True,
+                          text=True, env=env, cwd=ROOT, timeout=240)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.count("allreduce (mean) of float32 on 2 ranks") == 1
+    assert "65536 KiB" in done.stdout and "W4 step, global batch 256, 2 ranks: eager" in done.stdout
