@@ -66,22 +66,6 @@ def allreduce(tensor, op="mean", name=None):
     return Tensor._wrap(data, CPU)
 
 
-def allreduce_arrays(arrays, op="mean"):
-    """Allreduce NumPy arrays of one dtype in place, as one flat buffer (a bucket): one MPI call for them all."""
-    w = world()
-    if w.size == 1 or not arrays:
-        return arrays
-    flat = np.concatenate([a.reshape(-1) for a in arrays])
-    w.comm.Allreduce(w.MPI.IN_PLACE, flat, op=_mpi_op(op))
-    if op == "mean":
-        flat /= flat.dtype.type(w.size)
-    start = 0
-    for a in arrays:
-        a.reshape(-1)[...] = flat[start:start + a.size]
-        start += a.size
-    return arrays
-
-
 def allgather(tensor, name=None):
     """Every rank's ``tensor`` concatenated along its first axis in rank order (their first axes may differ).
 

@@ -7,7 +7,8 @@ wraps a tape: its ``gradient`` returns the averaged gradients.
 
 Gradients are reduced in *buckets*, as PyTorch's DDP does: filled in reverse order of the
 variables (the order the backward sweep finishes them), each up to ``bucket_bytes`` (25 MiB by
-default) and of one dtype, one allreduce per bucket, every rank issuing them in the same order.
+default) and of one dtype, one non-blocking allreduce per bucket (``Iallreduce``: a bucket reduces
+while the next is packed), every rank posting them in the same order.
 
 Example:
     >>> import gpugrad as gg
@@ -20,7 +21,7 @@ Example:
 import numpy as np
 
 from ..tensor import Tensor
-from .collectives import _checked, allreduce_arrays
+from .collectives import _checked
 from .world import world
 
 BUCKET_BYTES = 25 * 1024 * 1024  # PyTorch DDP's default bucket_cap_mb
@@ -64,13 +65,32 @@ def average_gradients(grads_and_vars, bucket_bytes=BUCKET_BYTES):
         g, v = pairs[i]
         t = _checked(g, "the gradients' allreduce", getattr(v, "name", None) or f"variable {i}")
         arrays.append(np.ascontiguousarray(t._data).copy())
-    for bucket in buckets(arrays, bucket_bytes):
-        allreduce_arrays([arrays[k] for k in bucket], op="mean")
+    _reduce_buckets(arrays, buckets(arrays, bucket_bytes))
     averaged = list(pairs)
     for k, i in enumerate(present):
         g, v = pairs[i]
         averaged[i] = (Tensor._wrap(arrays[k], g._device), v)
     return averaged
+
+
+def _reduce_buckets(arrays, groups):
+    """Average ``arrays`` in place over the ranks, one non-blocking allreduce per bucket of ``groups``: a
+    bucket reduces while the next one is packed; every rank posts them in the same order."""
+    w = world()
+    pending = []
+    for group in groups:
+        flat = np.concatenate([arrays[k].reshape(-1) for k in group]) if len(group) > 1 else \
+            arrays[group[0]].reshape(-1)
+        pending.append((group, flat, w.comm.Iallreduce(w.MPI.IN_PLACE, flat, op=w.MPI.SUM)))
+    for group, flat, request in pending:
+        request.Wait()
+        flat /= flat.dtype.type(w.size)
+        start = 0
+        for k in group:
+            a = arrays[k]
+            if flat.base is not a and flat is not a:
+                a.reshape(-1)[...] = flat[start:start + a.size]
+            start += a.size
 
 
 class DistributedOptimizer:
