@@ -55,7 +55,7 @@ from ._recorder import _thread_stack
 from ._tracing import state
 from ._tracing.capture import Capture, Untraceable
 from ._tracing.plan import compile_plan
-from .backend import default_device
+from .backend import _current_default
 from .tensor import Tensor, Variable
 
 __all__ = ["function", "Function"]
@@ -154,34 +154,49 @@ class Function:
         return lines
 
     def __call__(self, *args, **kwargs):
-        if _thread_stack() or state.active or _anomaly_on():
-            return self._fn(*args, **kwargs)  # a tape records, or an outer trace captures: run the ops
-        if sys.getprofile() is not None:  # a profiler holds the hook a trace needs: run the ops, say so once
-            if not self._warned_profiler:
-                self._warned_profiler = True
-                warnings.warn(f"gg.function({getattr(self._fn, '__name__', 'fn')}) runs eagerly while a profiler "
-                              f"(sys.setprofile: cProfile, ...) is active: tracing needs that hook",
-                              RuntimeWarning, stacklevel=2)
-            return self._fn(*args, **kwargs)
-        flat = nest.flatten([list(args), kwargs])
-        tensors, first = [], {}  # the distinct tensor arguments, in order; which argument each one is
+        # the common call in few Python steps: a replay's arithmetic leaves the interpreter's code cold,
+        # and every call made here costs a few microseconds then
+        if _thread_stack() or state.active or anomaly._state.depth or sys.getprofile() is not None:
+            return self._eagerly(args, kwargs)
+        flat = args if not kwargs and not any(a.__class__ in _CONTAINERS for a in args) \
+            else nest.flatten([list(args), kwargs])
+        tensors, first, parts, aliases = [], {}, [], []
         for x in flat:
-            if isinstance(x, Tensor) and not isinstance(x, Variable) and id(x) not in first:
-                first[id(x)] = len(tensors)
-                tensors.append(x)
-        aliases = tuple(first[id(x)] for x in flat if isinstance(x, Tensor) and not isinstance(x, Variable))
-        signature = (_signature(flat), default_device(), aliases)
+            if isinstance(x, Tensor):
+                if isinstance(x, Variable):
+                    parts.append(("V", id(x)))
+                    continue
+                d = x._data
+                parts.append(("T", d.shape, d.dtype.str, d.strides, x._device.name))
+                k = first.get(id(x))
+                if k is None:
+                    k = first[id(x)] = len(tensors)
+                    tensors.append(x)
+                aliases.append(k)
+            else:
+                parts.append(_key(x))
+        signature = (tuple(parts), _current_default().name, tuple(aliases))
         with self._lock:
             trace = self._traces.get(signature)
             if trace is not None and trace.plan is not None and not trace.plan.bound_to_variables():
                 del self._traces[signature]  # a variable's array was replaced: trace again
                 trace = None
             if trace is None:
-                return self._trace(signature, args, kwargs, flat)
-            self._traces.move_to_end(signature)
+                return self._trace(signature, args, kwargs, list(flat))
+            if len(self._traces) > 1:
+                self._traces.move_to_end(signature)
             if trace.plan is None:
                 return self._fn(*args, **kwargs)
             return trace.plan.run(tensors)
+
+    def _eagerly(self, args, kwargs):
+        """Run the function op by op: a tape records, an outer trace captures, anomaly mode, or a profiler."""
+        if sys.getprofile() is not None and not (_thread_stack() or state.active) and not self._warned_profiler:
+            self._warned_profiler = True
+            warnings.warn(f"gg.function({getattr(self._fn, '__name__', 'fn')}) runs eagerly while a profiler "
+                          f"(sys.setprofile: cProfile, ...) is active: tracing needs that hook",
+                          RuntimeWarning, stacklevel=3)
+        return self._fn(*args, **kwargs)
 
     def _trace(self, signature, args, kwargs, flat):
         capture = Capture(allow_new_variables=self.trace_count == 0)
@@ -227,24 +242,15 @@ def _copied(result):
     return nest.pack_like(result, leaves)
 
 
-def _anomaly_on():
-    return anomaly.enabled()
+_CONTAINERS = (list, tuple, dict)
 
 
-def _signature(flat):
-    parts = []
-    for x in flat:
-        if isinstance(x, Variable):
-            parts.append(("V", id(x)))
-        elif isinstance(x, Tensor):
-            d = x._data
-            parts.append(("T", d.shape, d.dtype.str, d.strides, x._device.name))
-        elif isinstance(x, np.ndarray):
-            parts.append(("A", id(x)))
-        else:
-            try:
-                hash(x)
-                parts.append((type(x), x))
-            except TypeError:
-                parts.append(("id", id(x)))
-    return tuple(parts)
+def _key(x):
+    """The signature's part for an argument that is not a tensor: its value, or its identity if unhashable."""
+    if isinstance(x, np.ndarray):
+        return ("A", id(x))
+    try:
+        hash(x)
+    except TypeError:
+        return ("id", id(x))
+    return (type(x), x)
