@@ -68,19 +68,15 @@ def user_line(depth=2):
     return f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
 
-def _same_layout(a):
-    """An empty array of ``a``'s shape, dtype and strides (a NumPy view's too: a transpose, a slice)."""
-    if not isinstance(a, np.ndarray) or a.flags.c_contiguous or a.flags.f_contiguous:
-        return _empty_like(a)
+def same_layout(a, xp):
+    """An empty array of ``a``'s shape, dtype and strides (a NumPy view's too: a transpose, a slice); ``xp`` is
+    ``a``'s array module."""
+    if xp is not np or a.flags.c_contiguous or a.flags.f_contiguous:
+        return xp.empty_like(a, order="K")
     lo = sum(min(0, (n - 1) * s) for n, s in zip(a.shape, a.strides))
     hi = sum(max(0, (n - 1) * s) for n, s in zip(a.shape, a.strides)) + a.itemsize
     raw = np.empty(hi - lo, np.uint8)
     return np.ndarray(a.shape, a.dtype, buffer=raw, offset=-lo, strides=a.strides)
-
-
-def _empty_like(a):
-    xp = np if isinstance(a, np.ndarray) else __import__("cupy")
-    return xp.empty_like(a, order="K")
 
 
 def _argument_leaves(args, kwargs):
@@ -224,7 +220,7 @@ class Capture:
     def input(self, t):
         """A traced tensor for input tensor ``t``: a copy the plan owns and refills every call, laid out as
         ``t``'s array is (its strides: a reduction's order of additions follows the layout)."""
-        buffer = _same_layout(t._data)
+        buffer = same_layout(t._data, t._device.xp)
         buffer[...] = t._data
         traced = Tensor._wrap(buffer, t._device)
         self.inputs.append((buffer, t._device))

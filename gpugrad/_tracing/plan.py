@@ -29,7 +29,7 @@ from ..errors import TraceError
 from ..optimizers.optimizer import Optimizer
 from ..tensor import Tensor
 from . import graphs, kernels
-from .capture import CallStep, KernelStep, _root_array, _same_layout, collecting_recording
+from .capture import CallStep, KernelStep, _root_array, collecting_recording, same_layout
 
 
 class Plan:
@@ -71,7 +71,7 @@ class Plan:
         leaves = []
         for how in self.outputs:
             if how[0] == "buffer":  # a copy laid out as the eager result is, strides and all
-                copy = _same_layout(how[1])
+                copy = same_layout(how[1], how[2].xp)
                 copy[...] = how[1]
                 leaves.append(Tensor._wrap(copy, how[2]))
             else:
@@ -122,7 +122,7 @@ def _call_closure(step):
 
 
 def _xp_of(a):
-    import numpy as np
+    """``a``'s array module: NumPy, or CuPy (imported only for a GPU plan)."""
     if isinstance(a, np.ndarray):
         return np
     import cupy
