@@ -86,7 +86,7 @@ def seed_gradients(targets, output_gradients=None):
     return seeds
 
 
-def backward(records, seeds, source_ids, release=False, reached=None):
+def backward(records, seeds, source_ids, release=False, reached=None, on_final=None):
     """Sweep ``records`` backwards from ``seeds`` (id -> gradient); id -> gradient.
 
     A gradient is dropped once the op that consumes it is done (unless it is a
@@ -94,6 +94,8 @@ def backward(records, seeds, source_ids, release=False, reached=None):
     memory falls during the sweep instead of peaking at its end. ``reached``,
     when the caller knows every record lies on a path from a source, holds
     the ids of every tensor they reach (and spares the forward pass over them).
+    ``on_final(source_id, gradient or None)``, when given, is called for each source as soon as
+    its gradient is final (the last op that reads it is done), before the sweep goes on.
     """
     if reached is None:
         on_path, reached = records_on_paths(records, source_ids)
@@ -101,17 +103,60 @@ def backward(records, seeds, source_ids, release=False, reached=None):
             records.clear()
     else:
         on_path = records if release else list(records)  # popped below
+    grads = dict(seeds)
+    if on_final is not None:
+        watched = _FinalWatch(on_path, source_ids, grads, on_final)
+        on_path.clear()  # the watch holds the records now (so ``release`` still frees them one by one)
+        on_path = watched
     anomaly_cell = anomaly.begin_sweep()  # None unless gg.detect_anomaly() is on in this thread
     try:
-        return _sweep(on_path, seeds, source_ids, reached, anomaly_cell)
+        _sweep(on_path, grads, source_ids, reached, anomaly_cell)
     finally:
         if anomaly_cell is not None:
             anomaly.end_sweep(anomaly_cell)
+    if on_final is not None:
+        on_path.pop()  # the sweep is over: every source not yet reported is final
+    return grads
 
 
-def _sweep(on_path, seeds, source_ids, reached, anomaly_cell):
-    """The loop of :func:`backward` over ``on_path`` (popped from its end)."""
-    grads = dict(seeds)
+class _FinalWatch(list):
+    """The records of a sweep, telling ``on_final`` of each source once no record left reads it.
+
+    The sweep pops records from the end; when it pops record ``i``, every record after ``i`` is
+    done, so a source whose first reader is record ``i + 1`` has its final gradient. A pop of
+    the empty list (after the loop) reports the rest.
+    """
+
+    def __init__(self, records, source_ids, grads, on_final):
+        super().__init__(records)
+        first_reader = {}
+        for i in range(len(records) - 1, -1, -1):
+            for t in records[i][INPUTS]:
+                if id(t) in source_ids:
+                    first_reader[id(t)] = i
+        by_index = {}
+        for key in source_ids:
+            by_index.setdefault(first_reader.get(key, len(records)), []).append(key)
+        self._by_index, self._grads, self._on_final = by_index, grads, on_final
+
+    def pop(self):
+        index = len(self)  # records from this index on are done
+        if index == 0:  # after the loop
+            for i in sorted(self._by_index, reverse=True):
+                self._report(self._by_index.pop(i))
+            return None
+        keys = self._by_index.pop(index, None)
+        if keys:
+            self._report(keys)
+        return super().pop()
+
+    def _report(self, keys):
+        for key in keys:
+            self._on_final(key, self._grads.get(key))
+
+
+def _sweep(on_path, grads, source_ids, reached, anomaly_cell):
+    """The loop of :func:`backward` over ``on_path`` (popped from its end), summing into ``grads``."""
     take, peek = grads.pop, grads.get
     next_record = on_path.pop
     rules, reading_outputs, donating_dy = registry.rules, registry.rules_reading_outputs, registry.rules_donating_dy
@@ -188,7 +233,6 @@ def _sweep(on_path, seeds, source_ids, reached, anomaly_cell):
             prev = peek(key)
             grads[key] = g if prev is None else add(prev, g)
         t = g = gd = td = prev = dy = out_grads = in_grads = None  # hold nothing into the next op
-    return grads
 
 
 def _unbroadcast(grad, t, op_type):

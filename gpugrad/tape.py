@@ -147,6 +147,11 @@ class GradientTape:
             >>> grads["w"].numpy().tolist(), grads["b"].item()
             ([3.0, 3.0], 2.0)
         """
+        return self._gradient(target, sources, output_gradients, unconnected_gradients)
+
+    def _gradient(self, target, sources, output_gradients, unconnected_gradients, on_final=None):
+        """:meth:`gradient`, telling ``on_final(source_id, gradient or None)`` of each source's gradient as
+        soon as the sweep has finished it (gg.distributed starts reducing it then)."""
         if unconnected_gradients not in ("none", "zero"):
             raise ValueError(f"unconnected_gradients is 'none' or 'zero', not {unconnected_gradients!r}")
         self._check_unused("gradient")
@@ -157,7 +162,7 @@ class GradientTape:
                 raise NotATensorError(f"gradient() sources must be tensors or variables, not {type(s).__name__}")
         seeds = seed_gradients(targets, output_gradients)
         records, source_ids, reached, release = self._take_records(flat_sources)
-        grads = backward(records, seeds, source_ids, release=release, reached=reached)
+        grads = backward(records, seeds, source_ids, release=release, reached=reached, on_final=on_final)
         results = []
         for s in flat_sources:
             g = grads.get(id(s))

@@ -191,3 +191,187 @@ def test_gpugrad_bench_under_mpiexec_prints_the_collectives_and_the_data_paralle
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.count("allreduce (mean) of float32 on 2 ranks") == 1
     assert "65536 KiB" in done.stdout and "W4 step, global batch 256, 2 ranks: eager" in done.stdout
+
+
+# --------------------------------------------------------------------------- the sweep's overlap, timeouts, None
+
+
+def test_the_sweep_reports_each_source_once_when_its_gradient_is_final():
+    a, b, c, unused = gg.Variable([1.0, 2.0]), gg.Variable(3.0), gg.Variable(5.0), gg.Variable(1.0)
+    seen = []
+    with gg.GradientTape() as tape:
+        tape.watch(unused)  # watched, read by no op
+        h = a * b  # a and b are read first: their gradients are final last
+        y = gg.sum(h * c) + c  # c is read by the last two ops
+    grads_at_report = {}
+
+    def on_final(key, grad):
+        seen.append(key)
+        grads_at_report[key] = None if grad is None else grad.numpy().copy()
+    result = tape._gradient(y, [a, b, c, unused], None, "none", on_final=on_final)
+    assert sorted(seen) == sorted([id(a), id(b), id(c), id(unused)]) and len(seen) == 4
+    assert seen.index(id(c)) < seen.index(id(a)) and seen.index(id(unused)) == 0  # unused: final before any op
+    for v, g in zip([a, b, c], result):
+        assert grads_at_report[id(v)].tobytes() == g.numpy().tobytes()  # reported final: nothing added after
+    assert grads_at_report[id(unused)] is None and result[3] is None
+
+
+def test_the_sweep_with_a_watch_gives_the_same_gradients_as_without():
+    w = gg.Variable(np.linspace(-1, 1, 12).reshape(3, 4))
+    x = gg.tensor(np.arange(8.0).reshape(2, 4))
+    grads = []
+    for watch in (None, lambda key, grad: None):
+        with gg.GradientTape() as tape:
+            loss = gg.sum(gg.tanh(gg.matmul(x, gg.transpose(w))) ** 2)
+        grads.append(tape._gradient(loss, [w], None, "none", on_final=watch)[0].numpy().tobytes())
+    assert grads[0] == grads[1]
+
+
+def test_a_timeout_that_is_not_a_positive_number_is_refused_in_one_line(monkeypatch):
+    from gpugrad.distributed import world
+    for bad in ("soon", "-1", "0", "inf", "nan"):
+        with pytest.raises(gg.distributed.DistributedError, match="GPUGRAD_DISTRIBUTED_TIMEOUT"):
+            world.timeout_from(bad)
+    assert world.timeout_from("0.5") == 0.5 and world.timeout_from(None) == 600.0
+
+
+OVERLAP = """
+import numpy as np, gpugrad as gg
+world = gg.distributed.init()
+rng = np.random.default_rng(world.rank)
+x = gg.tensor(rng.standard_normal((16, 8)).astype(np.float32))
+y = gg.tensor(rng.integers(0, 4, 16))
+model = gg.nn.Sequential(gg.nn.Dense(8, 32, activation="relu", seed=1), gg.nn.Dense(32, 32, activation="relu", seed=2),
+                         gg.nn.Dense(32, 4, seed=3))
+variables = model.trainable_variables
+def loss():
+    return gg.softmax_cross_entropy(model(x), y)
+results = []
+for bucket_bytes in (600, 25 * 1024 * 1024):  # small buckets: several start while the sweep goes on
+    with gg.distributed.DistributedGradientTape(gg.GradientTape(), bucket_bytes=bucket_bytes) as tape:
+        value = loss()
+    overlapped = tape.gradient(value, variables)
+    with gg.GradientTape() as plain:
+        value = loss()
+    after = [g for g, _ in gg.distributed.optimizer.average_gradients(
+        list(zip(plain.gradient(value, variables), variables)), bucket_bytes)]
+    results.append([g.numpy() for g in overlapped])
+    assert all(a.numpy().tobytes() == b.tobytes() for a, b in zip(after, results[-1]))
+assert all(a.tobytes() == b.tobytes() for a, b in zip(*results))
+everyone = gg.distributed.allgather(gg.tensor(np.concatenate([g.ravel() for g in results[0]])[None]))
+assert all(row.tobytes() == everyone.numpy()[0].tobytes() for row in everyone.numpy())
+mine = np.concatenate([g.ravel() for g in results[0]])
+with gg.GradientTape() as alone:
+    value = loss()
+local = np.concatenate([g.numpy().ravel() for g in alone.gradient(value, variables)])
+total = gg.distributed.allreduce(gg.tensor(local), op="sum").numpy()
+np.testing.assert_allclose(mine, total / world.size, rtol=1e-6, atol=1e-7)
+print("ok")
+"""
+
+
+@needs_mpi
+def test_buckets_reduced_during_the_sweep_give_the_bits_of_buckets_reduced_after_it():
+    code, out, err = run_ranks(2, OVERLAP)
+    assert code == 0, err[-3000:]
+    assert out.count("ok") == 2
+
+
+@needs_mpi
+def test_a_rank_that_never_joins_the_collective_makes_the_others_stop_within_the_timeout():
+    import time
+    start = time.monotonic()
+    code, out, err = run_ranks(2, """
+        import time, gpugrad as gg
+        world = gg.distributed.init(timeout=3)
+        if world.rank == 1:
+            time.sleep(60)  # hangs without raising
+        gg.distributed.allreduce(gg.tensor([1.0]))
+        print("went on")
+    """, timeout=50)
+    took = time.monotonic() - start
+    assert code != 0 and "went on" not in out and took < 40, (took, err[-2000:])
+    assert "rank 0 of 2 waited 3 s in allreduce" in err and "GPUGRAD_DISTRIBUTED_TIMEOUT" in err
+
+
+@needs_mpi
+def test_a_gradient_that_is_none_on_one_rank_only_raises_on_every_rank():
+    code, out, err = run_ranks(2, """
+        import gpugrad as gg
+        world = gg.distributed.init()
+        a, b = gg.Variable([1.0, 2.0], name="a"), gg.Variable(3.0, name="b")
+        opt = gg.distributed.DistributedOptimizer(gg.optimizers.SGD(0.1))
+        try:
+            opt.minimize(lambda: gg.sum(a * b) if world.rank == 0 else gg.sum(a * 2.0), [a, b])
+        except gg.distributed.DistributedError as e:
+            print("refused:", e)
+        c = gg.Variable(1.0, name="c")  # None on every rank stays None
+        pairs = gg.distributed.DistributedOptimizer(gg.optimizers.SGD(0.1)).compute_gradients(lambda: gg.sum(a), [a, c])
+        assert pairs[1][0] is None and pairs[0][0].numpy().tolist() == [1.0, 1.0]
+        print("none ok")
+    """)
+    assert code == 0, err[-3000:]
+    assert out.count("refused:") == 2 and "variable 'b' is None on 1 of 2 ranks" in out
+    assert out.count("none ok") == 2
+
+
+@needs_mpi
+def test_gradients_of_gather_and_embedding_lookups_are_averaged_dense():
+    code, out, err = run_ranks(2, """
+        import numpy as np, gpugrad as gg
+        world = gg.distributed.init()
+        table = gg.Variable(np.arange(12.0).reshape(6, 2), name="table")
+        rows = gg.tensor([0, 0, 3] if world.rank == 0 else [5])  # each rank looks up other rows
+        opt = gg.distributed.DistributedOptimizer(gg.optimizers.SGD(1.0))
+        (g, _), = opt.compute_gradients(lambda: gg.sum(gg.gather(table, rows)), [table])
+        # rank 0: 2 at row 0, 1 at row 3; rank 1: 1 at row 5; averaged over 2
+        assert g.numpy().tolist() == [[1.0, 1.0], [0.0, 0.0], [0.0, 0.0], [0.5, 0.5], [0.0, 0.0], [0.5, 0.5]], g
+        print("gather ok")
+    """)
+    assert code == 0, err[-3000:]
+    assert out.count("gather ok") == 2, out
+
+
+# --------------------------------------------------------------------------- GPU tensors: NCCL
+
+NCCL = """
+import numpy as np, gpugrad as gg
+world = gg.distributed.init()
+r = world.rank
+with gg.device("cuda"):
+    t = gg.tensor([float(r), 10.0 * r])
+    s = gg.distributed.allreduce(t, op="sum")
+    assert s.device.startswith("cuda") and s.numpy().tolist() == [1.0, 10.0]
+    assert gg.distributed.allreduce(t).numpy().tolist() == [0.5, 5.0]
+    assert gg.distributed.allreduce(t, op="max").numpy().tolist() == [1.0, 10.0]
+    g = gg.distributed.allgather(gg.tensor(np.full((r + 1, 2), r, np.int64)))
+    assert g.device.startswith("cuda") and g.numpy().tolist() == [[0, 0], [1, 1], [1, 1]]
+    assert gg.distributed.broadcast(gg.tensor([float(r)]), root=1).numpy().tolist() == [1.0]
+    rng = np.random.default_rng(0)
+    x_all = rng.standard_normal((24, 8)).astype(np.float32)
+    y_all = rng.integers(0, 4, 24)
+    model = gg.nn.Sequential(gg.nn.Dense(8, 16, activation="relu", seed=1), gg.nn.Dense(16, 4, seed=2))
+    if r == 1:
+        model.trainable_variables[0].assign(gg.zeros((8, 16)))  # broadcast_variables must undo this
+    gg.distributed.broadcast_variables(model.trainable_variables)
+    opt = gg.distributed.DistributedOptimizer(gg.optimizers.Adam(0.01), bucket_bytes=512)
+    for step in range(4):
+        rows = gg.distributed.shard(range(0, 24))
+        x, y = gg.tensor(x_all[rows.start:rows.stop]), gg.tensor(y_all[rows.start:rows.stop])
+        opt.minimize(lambda: gg.softmax_cross_entropy(model(x), y), model.trainable_variables)
+    weights = gg.concat([gg.reshape(v, (-1,)) for v in model.trainable_variables], axis=0)
+    assert weights.device.startswith("cuda")
+    everyone = gg.distributed.allgather(gg.reshape(weights, (1, -1))).numpy()
+    assert everyone[0].tobytes() == everyone[1].tobytes()
+print("nccl ok")
+"""
+
+
+@pytest.mark.gpu
+@needs_mpi
+def test_gpu_tensors_reduce_over_nccl_and_ranks_train_to_identical_weights():
+    code, out, err = run_ranks(2, NCCL, timeout=120)
+    if code != 0 and "Duplicate GPU" in err:
+        pytest.skip("NCCL refuses two ranks on one GPU here (ncclInvalidUsage: Duplicate GPU detected)")
+    assert code == 0, err[-3000:]
+    assert out.count("nccl ok") == 2

@@ -48,7 +48,8 @@ CUPY_VERSION = "14.2.0"
 # The real CuPy's namespaces the stand-in stands in for: a module's public names, a class's names and dunders.
 NAMESPACES = ("cupy", "cupy.ndarray", "cupy.ufunc", "cupy.ElementwiseKernel", "cupy.random",
               "cupy.random.RandomState", "cupy.cuda", "cupy.cuda.Device", "cupy.cuda.runtime", "cupy.cuda.memory",
-              "cupy.cuda.MemoryPool", "cupy.cuda.MemoryPointer", "cupy.cuda.memory.OutOfMemoryError", "cupy.lib",
+              "cupy.cuda.MemoryPool", "cupy.cuda.MemoryPointer", "cupy.cuda.memory.OutOfMemoryError", "cupy.cuda.nccl",
+              "cupy.cuda.nccl.NcclCommunicator", "cupy.lib",
               "cupy.lib.stride_tricks", "cupy.linalg", "cupyx", "cupyx.scipy", "cupyx.scipy.special")
 
 # Keyword arguments a real ``**kwargs`` takes, from CuPy 14.2's sources (``cupy/_core/_kernel.pyx``).
@@ -82,8 +83,18 @@ def resolve(qualname):
         try:
             obj = getattr(obj, part)
         except AttributeError:
+            if inspect.isclass(obj) and f"~{obj.__name__}.{part} (" in (obj.__doc__ or ""):
+                return _DocumentedAttribute(qualname), parent  # an instance attribute its class documents
             obj = importlib.import_module(".".join(parts[:i + 1]))  # a submodule not yet imported
     return obj, parent
+
+
+class _DocumentedAttribute:
+    """An attribute each instance has, set by its class's ``__init__`` and listed in the class's docstring
+    ("Attributes: ~Stream.ptr (intptr_t): Raw stream handle."), so ``getattr`` on the class cannot show it."""
+
+    def __init__(self, qualname):
+        self.qualname = qualname
 
 
 def real_cupy_names():
@@ -250,7 +261,7 @@ def in_stand_in(code, tmp_path):
 
 STAND_IN_DEFINES = """
     import json, sys, types
-    import cupy, cupy.random, cupy.cuda, cupy.lib.stride_tricks, cupyx.scipy.special
+    import cupy, cupy.random, cupy.cuda, cupy.cuda.nccl, cupy.lib.stride_tricks, cupyx.scipy.special
     namespaces = {NAMESPACES!r}
     found = {{}}
     for namespace in namespaces:
@@ -383,6 +394,12 @@ def test_real_cupy_facts_the_stand_in_relies_on():
     assert isinstance(cupy.cuda.memory.OutOfMemoryError(10, 0), MemoryError)
     assert cupy.cuda.memory.OutOfMemoryError(10, 0)._size == 10  # gpugrad reads the request from _size
     assert isinstance(importlib.import_module("cupyx.scipy.special").erf, cupy.ufunc)
+    nccl = importlib.import_module("cupy.cuda.nccl")  # the stand-in's NCCL copies these constants and types
+    assert nccl.available, "cupy.cuda.nccl needs NCCL's wheel (nvidia-nccl-cu13, in the kernelcheck extra)"
+    assert (nccl.NCCL_SUM, nccl.NCCL_MAX, nccl.NCCL_MIN, nccl.NCCL_AVG) == (0, 2, 3, 4)
+    assert (nccl.NCCL_UINT8, nccl.NCCL_INT64, nccl.NCCL_FLOAT16, nccl.NCCL_FLOAT32, nccl.NCCL_BFLOAT16) == (1, 4, 6, 7, 9)
+    assert "bytes object" in nccl.get_unique_id.__doc__  # CuPy 14: bytes, no longer a tuple of ints
+    assert "bytes commId" in nccl.NcclCommunicator.__doc__.split("\n", 1)[0]
 
 
 # --- 3. behaviour: where CuPy differs from NumPy ----------------------------------------

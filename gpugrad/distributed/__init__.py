@@ -3,12 +3,12 @@
 As Horovod's API, on MPI (mpi4py and MPICH's wheel: ``pip install 'gpugrad[distributed]'``):
 
 - the world: :func:`init`, :func:`rank`, :func:`size`, :func:`local_rank`, :func:`shutdown`;
-- collectives on CPU tensors: :func:`allreduce`, :func:`allgather`, :func:`broadcast`,
+- collectives (MPI for CPU tensors, NCCL for GPU tensors): :func:`allreduce`, :func:`allgather`, :func:`broadcast`,
   :func:`broadcast_variables`, :func:`barrier`;
 - training: :class:`DistributedOptimizer`, :class:`DistributedGradientTape`, :func:`shard`.
 
 Without a launcher the world is one process and every call is what it would be alone, so a
-script runs unchanged on a laptop. GPU tensors (NCCL) are not wired yet: they raise.
+script runs unchanged on a laptop. GPU tensors go through NCCL (CuPy's bindings).
 
 Example:
     >>> import gpugrad as gg

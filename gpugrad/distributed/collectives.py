@@ -1,52 +1,93 @@
 """Collectives on tensors across the world's ranks: allreduce, allgather, broadcast, barrier.
 
-CPU tensors go through MPI (mpi4py's buffer interface: in place, no pickling); a one-process
-world returns its input's values. Every collective first checks that each rank passed a tensor of
-the same dtype and shape (the leading axis may differ in ``allgather``), and raises
-DistributedError naming the ranks that differ, instead of exchanging mismatched bytes.
-GPU tensors need NCCL, which this build does not wire yet: they raise DistributedError.
+CPU tensors go through MPI, GPU tensors through NCCL (:mod:`.communicators`: in place, no
+pickling); a one-process world returns its input's values. Every collective first checks, in one
+small exchange, that each rank passed tensors of the same dtypes, shapes and kinds of device (the
+leading axis may differ in ``allgather``), and raises DistributedError naming the tensor and the
+ranks that differ, instead of exchanging mismatched bytes.
 
 Example:
     >>> import gpugrad as gg
     >>> gg.distributed.allreduce(gg.tensor([1.0, 2.0]), op="sum").numpy().tolist()  # one process
     [1.0, 2.0]
 """
+import hashlib
+
 import numpy as np
 
-from ..backend import CPU
 from ..tensor import Tensor, Variable, ensure_tensor
+from .communicators import communicator_for, wait
 from .world import DistributedError, world
 
 OPS = ("mean", "sum", "min", "max")
 
 
-def _checked(t, what, name=None, leading_may_differ=False):
-    """``t`` as a CPU tensor whose dtype and shape agree on every rank (one small exchange of metadata)."""
-    t = t if isinstance(t, Tensor) else ensure_tensor(t)
-    if t._device is not CPU:
-        raise DistributedError(f"{what} of a tensor on {t.device}: GPU collectives need NCCL (CuPy's bindings), "
-                               f"which this build of gg.distributed does not wire yet; move it with .to('cpu')")
+def describe(t, leading_may_differ=False):
+    """What every rank must agree on for tensor ``t``: ``(dtype, shape, cpu or gpu)``."""
+    shape = t.shape[1:] if leading_may_differ else t.shape
+    return (t.dtype.str, tuple(shape), "cpu" if t._device.name == "cpu" else "gpu")
+
+
+def agree(w, labels, descriptions, what, extra=()):
+    """Check that every rank passed the same ``descriptions`` (one per tensor, named by ``labels``), with
+    one non-blocking allgather under the world's timeout; returns every rank's ``extra`` integers as a
+    ``(size, len(extra))`` array. DistributedError names the first tensor that differs and each rank's."""
+    digest = hashlib.blake2b(repr(descriptions).encode(), digest_size=16).digest()
+    mine = np.concatenate([np.frombuffer(digest, np.int64), np.asarray(extra, np.int64)])
+    everyone = np.empty((w.size, mine.size), np.int64)
+    wait(w.comm.Iallgather(mine, everyone), what, w)
+    if (everyone[:, :2] != everyone[0, :2]).any():
+        seen = w.comm.allgather(descriptions)  # every rank got here: the details, pickled, for the message
+        _raise_difference(labels, seen, what)
+    return everyone[:, 2:]
+
+
+def _raise_difference(labels, seen, what):
+    lengths = [len(s) for s in seen]
+    if len(set(lengths)) > 1:
+        detail = ", ".join(f"rank {r}: {n}" for r, n in enumerate(lengths))
+        raise DistributedError(f"{what}: the ranks passed different numbers of tensors ({detail})")
+    for i, label in enumerate(labels):
+        column = [s[i] for s in seen]
+        if any(c != column[0] for c in column):
+            detail = ", ".join(f"rank {r}: {np.dtype(d)} {shape} on {kind}" for r, (d, shape, kind) in
+                               enumerate(column))
+            raise DistributedError(f"{what}: the tensor {label} differs across ranks ({detail}); every rank must "
+                                   f"pass one dtype and shape, on the same kind of device")
+    raise DistributedError(f"{what}: the ranks' tensors differ")  # unreachable while digests are exact
+
+
+def _label(name, index=None):
+    if name:
+        return repr(name)
+    return "" if index is None else f"#{index}"
+
+
+def _checked(tensor, what, name=None, leading_may_differ=False, extra=()):
+    """``tensor`` as a Tensor whose dtype, shape and kind of device agree on every rank, and every rank's
+    ``extra`` integers (None alone)."""
+    t = tensor if isinstance(tensor, Tensor) else ensure_tensor(tensor)
     w = world()
-    if w.size > 1:
-        shape = t.shape[1:] if leading_may_differ else t.shape
-        seen = w.comm.allgather((t.dtype.str, shape))
-        if any(s != seen[0] for s in seen):
-            label = f" {name!r}" if name else ""
-            detail = ", ".join(f"rank {r}: {np.dtype(d)} {s}" for r, (d, s) in enumerate(seen))
-            raise DistributedError(f"{what}: the tensor{label} differs across ranks ({detail}); every rank must "
-                                   f"pass one dtype and shape")
-    return t
+    if w.size == 1:
+        return t, None
+    everyone = agree(w, [_label(name) or "passed"], [describe(t, leading_may_differ)], what, extra)
+    return t, everyone
 
 
-def _mpi_op(op):
-    MPI = world().MPI
-    return {"mean": MPI.SUM, "sum": MPI.SUM, "min": MPI.MIN, "max": MPI.MAX}[op]
+def _contiguous_copy(t):
+    return t._device.xp.ascontiguousarray(t._data).copy()
+
+
+def divide_by_size(array, size, xp):
+    """``array /= size`` in place, in its own dtype (an integer mean rounds toward zero, as NumPy's cast)."""
+    xp.true_divide(array, array.dtype.type(size) if array.dtype.kind in "fc" else size, out=array, casting="unsafe")
 
 
 def allreduce(tensor, op="mean", name=None):
     """The elementwise ``op`` ("mean", "sum", "min", "max") of ``tensor`` over every rank, on every rank.
 
     The mean is the sum divided by the world's size, in the tensor's dtype (as Horovod's average).
+    CPU tensors reduce over MPI, GPU tensors over NCCL on their stream.
 
     Example:
         >>> import gpugrad as gg
@@ -55,15 +96,14 @@ def allreduce(tensor, op="mean", name=None):
     """
     if op not in OPS:
         raise ValueError(f"allreduce op is one of {OPS}, not {op!r}")
-    t = _checked(tensor, "allreduce", name)
-    data = np.ascontiguousarray(t._data).copy()
+    t, _ = _checked(tensor, "allreduce", name)
+    data = _contiguous_copy(t)
     w = world()
     if w.size > 1:
-        w.comm.Allreduce(w.MPI.IN_PLACE, data, op=_mpi_op(op))
+        communicator_for(w, t._device).allreduce_(data, "sum" if op == "mean" else op)
         if op == "mean":
-            np.true_divide(data, data.dtype.type(w.size) if data.dtype.kind == "f" else w.size, out=data,
-                           casting="unsafe")
-    return Tensor._wrap(data, CPU)
+            divide_by_size(data, w.size, t._device.xp)
+    return Tensor._wrap(data, t._device)
 
 
 def allgather(tensor, name=None):
@@ -74,20 +114,17 @@ def allgather(tensor, name=None):
         >>> gg.distributed.allgather(gg.tensor([[1.0, 2.0]])).shape
         (1, 2)
     """
-    t = _checked(tensor, "allgather", name, leading_may_differ=True)
-    data = np.ascontiguousarray(t._data)
+    t = tensor if isinstance(tensor, Tensor) else ensure_tensor(tensor)
+    rows = t.shape[0] if t.ndim else 1
+    t, everyone = _checked(t, "allgather", name, leading_may_differ=True, extra=[rows])
+    data = _contiguous_copy(t)
     w = world()
     if w.size == 1:
-        return Tensor._wrap(data.copy(), CPU)
+        return Tensor._wrap(data, t._device)
     if data.ndim == 0:
         data = data.reshape(1)
-    counts = w.comm.allgather(data.shape[0])
-    per_row = int(np.prod(data.shape[1:], dtype=np.int64))
-    out = np.empty((sum(counts),) + data.shape[1:], dtype=data.dtype)
-    sizes = [c * per_row for c in counts]
-    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).tolist()
-    w.comm.Allgatherv(data, [out, (sizes, offsets)])  # counts in elements; the MPI type from the buffer
-    return Tensor._wrap(out, CPU)
+    counts = [int(c) for c in everyone[:, 0]]
+    return Tensor._wrap(communicator_for(w, t._device).allgather(data, counts), t._device)
 
 
 def broadcast(tensor, root=0, name=None):
@@ -101,11 +138,11 @@ def broadcast(tensor, root=0, name=None):
     w = world()
     if not 0 <= root < w.size:
         raise ValueError(f"broadcast root {root} is not a rank of a world of {w.size}")
-    t = _checked(tensor, "broadcast", name)
-    data = np.ascontiguousarray(t._data).copy()
+    t, _ = _checked(tensor, "broadcast", name)
+    data = _contiguous_copy(t)
     if w.size > 1:
-        w.comm.Bcast(data, root=root)
-    return Tensor._wrap(data, CPU)
+        communicator_for(w, t._device).broadcast_(data, root)
+    return Tensor._wrap(data, t._device)
 
 
 def broadcast_variables(variables, root=0):
@@ -120,22 +157,33 @@ def broadcast_variables(variables, root=0):
     """
     variables = list(variables)
     w = world()
-    for i, v in enumerate(variables):
+    if not 0 <= root < w.size:
+        raise ValueError(f"broadcast_variables root {root} is not a rank of a world of {w.size}")
+    for v in variables:
         if not isinstance(v, Variable):
             raise TypeError(f"broadcast_variables takes Variables, not {type(v).__name__}")
-        _checked(v, "broadcast_variables", v.name or f"variables[{i}]")
+    if w.size > 1:
+        agree(w, [_label(v.name, i) for i, v in enumerate(variables)], [describe(v) for v in variables],
+              "broadcast_variables")
+    for v in variables:
         if w.size > 1:
+            communicator = communicator_for(w, v._device)
             if v._data.flags.c_contiguous:
-                w.comm.Bcast(v._data, root=root)
+                communicator.broadcast_(v._data, root)
             else:
-                data = np.ascontiguousarray(v._data)
-                w.comm.Bcast(data, root=root)
+                data = _contiguous_copy(v)
+                communicator.broadcast_(data, root)
                 v._data[...] = data
         v._version += 1
 
 
 def barrier():
-    """Wait until every rank reaches this call."""
+    """Wait until every rank reaches this call (at most the world's timeout: DistributedError after it).
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.distributed.barrier()  # one process: returns at once
+    """
     w = world()
     if w.size > 1:
-        w.comm.Barrier()
+        wait(w.comm.Ibarrier(), "barrier", w)

@@ -20,6 +20,7 @@ import time
 from ..errors import GpugradError
 
 _LAUNCHER_RANKS = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK")
+DEFAULT_TIMEOUT = 600.0  # seconds, as PyTorch's process groups
 _world = None
 
 
@@ -44,6 +45,7 @@ class SingleProcess:
     rank, size, local_rank, local_size = 0, 1, 0, 1
     comm = None
     backend = "none"
+    timeout = DEFAULT_TIMEOUT
 
     def __repr__(self):
         return "<gg.distributed world: 1 process>"
@@ -55,8 +57,10 @@ class MPIWorld:
 
     backend = "mpi"
 
-    def __init__(self, MPI):
+    def __init__(self, MPI, timeout):
         self.MPI = MPI
+        self.timeout = timeout
+        self.communicators = {}  # device name -> its communicator (communicators.communicator_for)
         self.comm = MPI.COMM_WORLD.Dup()
         self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()
         node = self.comm.Split_type(MPI.COMM_TYPE_SHARED)
@@ -67,18 +71,45 @@ class MPIWorld:
         return f"<gg.distributed world: rank {self.rank} of {self.size} (MPI, local rank {self.local_rank})>"
 
 
-def init():
+def timeout_from(value, source="GPUGRAD_DISTRIBUTED_TIMEOUT"):
+    """``value`` (seconds: a number or its text) as a positive float; DistributedError naming ``source``.
+
+    Example:
+        >>> timeout_from("2.5"), timeout_from(None)
+        (2.5, 600.0)
+    """
+    if value is None or value == "":
+        return DEFAULT_TIMEOUT
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = float("nan")
+    if not seconds > 0 or seconds == float("inf"):
+        raise DistributedError(f"{source} is how many seconds a collective waits for the other ranks: a "
+                               f"positive number, not {value!r}")
+    return seconds
+
+
+def init(timeout=None):
     """Join the world (once; later calls return it): the MPI ranks when launched by ``mpiexec``, else one
     process. Under MPI on a node with several GPUs, rank ``local_rank`` takes ``cuda:local_rank`` as its
     default device (``GPUGRAD_DEVICE`` still wins).
+
+    ``timeout``: how many seconds a collective waits for the other ranks before it raises
+    DistributedError (default ``GPUGRAD_DISTRIBUTED_TIMEOUT``, else 600).
 
     Raises DistributedError naming what to install when launched under MPI without mpi4py.
     """
     global _world
     if _world is not None:
+        if timeout is not None:
+            _world.timeout = timeout_from(timeout, "init(timeout=)")
         return _world
+    seconds = timeout_from(timeout, "init(timeout=)") if timeout is not None else \
+        timeout_from(os.environ.get("GPUGRAD_DISTRIBUTED_TIMEOUT"))
     if not launched_under_mpi():
         _world = SingleProcess()
+        _world.timeout = seconds
         return _world
     try:
         from mpi4py import MPI
@@ -86,7 +117,7 @@ def init():
         raise DistributedError(
             "this process was started by an MPI launcher, but mpi4py is not installed: "
             "pip install 'gpugrad[distributed]' (mpi4py and MPICH's wheel)") from None
-    _world = MPIWorld(MPI)
+    _world = MPIWorld(MPI, seconds)
     _abort_on_uncaught_exception(_world)
     _choose_device(_world)
     _share_the_cores(_world)
@@ -153,8 +184,11 @@ def local_rank():
 
 
 def shutdown():
-    """Leave the world: its communicator is freed; a later :func:`init` joins a new one."""
+    """Leave the world: its communicators are freed (NCCL's destroyed); a later :func:`init` joins a new one."""
     global _world
     if _world is not None and _world.comm is not None:
+        for communicator in _world.communicators.values():
+            if hasattr(communicator, "destroy"):
+                communicator.destroy()
         _world.comm.Free()
     _world = None

@@ -115,7 +115,9 @@ class Optimizer:
         return value
 
     # --- gradients -------------------------------------------------------------------
-    def _loss_and_gradients(self, loss_fn, var_list):
+    def _loss_and_gradients(self, loss_fn, var_list, wrap_tape=None):
+        """``(loss, [(grad, var), ...])`` of ``loss_fn()`` under a fresh tape (``wrap_tape(tape)`` when given:
+        gg.distributed's averaging tape)."""
         if not callable(loss_fn):
             raise TypeError(f"{self.name}: pass a function that computes the loss (called under a "
                             f"GradientTape), not {type(loss_fn).__name__}")
@@ -126,7 +128,8 @@ class Optimizer:
             for v in var_list:
                 if not isinstance(v, Variable):
                     raise TypeError(f"var_list holds Variables, not {type(v).__name__}")
-        with GradientTape() as tape:
+        tape = GradientTape() if wrap_tape is None else wrap_tape(GradientTape())
+        with tape:
             if var_list is not None:
                 tape.watch(var_list)
             loss = loss_fn()

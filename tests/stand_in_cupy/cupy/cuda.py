@@ -91,6 +91,10 @@ class Stream:
     @_record.calls_recorded("cupy.cuda.Stream")
     def __init__(self, null=False, non_blocking=False, ptr=0):
         self._recorded = None
+        self.ptr = 0 if null else id(self)  # the stand-in's work runs at once: one address is as good as another
+
+    def wait_event(self, event):
+        pass  # work runs when it is issued, so every event has happened
 
     def __enter__(self):
         return self
@@ -118,6 +122,34 @@ class Stream:
         pass
 
 
+class Event:
+    """A CUDA event; the stand-in's work runs when it is issued, so an event is done once recorded."""
+
+    @_record.calls_recorded("cupy.cuda.Event")
+    def __init__(self, block=False, disable_timing=False, interprocess=False):
+        pass
+
+    def record(self, stream=None):
+        pass
+
+    @property
+    def done(self):
+        return True
+
+    def synchronize(self):
+        pass
+
+
+_null_stream = []
+
+
+def get_current_stream(device_id=-1):
+    """The current stream: the stand-in's null stream (``with stream:`` changes nothing: work runs at once)."""
+    if not _null_stream:
+        _null_stream.append(Stream(null=True))
+    return _null_stream[0]
+
+
 class Graph:
     """``cupy.cuda.graph.Graph``: the launches a capture recorded, run in order by :meth:`launch`."""
 
@@ -141,6 +173,9 @@ runtime = _module("cupy.cuda.runtime", getDeviceCount=lambda: 1, getDevice=lambd
                   runtimeGetVersion=lambda: 13000)
 _OutOfMemoryError.__name__ = _OutOfMemoryError.__qualname__ = "OutOfMemoryError"
 graph = _module("cupy.cuda.graph", Graph=Graph)
+from . import _nccl  # noqa: E402 - it reads _capturing and _defer above
+nccl = _module("cupy.cuda.nccl", **{k: v for k, v in vars(_nccl).items() if not k.startswith("_")
+                                     and k not in ("ctypes", "os", "np")})
 memory = _module("cupy.cuda.memory", OutOfMemoryError=_OutOfMemoryError, MemoryPool=MemoryPool,
                  MemoryPointer=MemoryPointer)
 
@@ -148,5 +183,7 @@ _record.watch_module(_sys.modules[__name__])
 _record.watch_class(Device, lambda _: "cupy.cuda.Device")
 _record.watch_class(Stream, lambda _: "cupy.cuda.Stream")
 _record.watch_class(Graph, lambda _: "cupy.cuda.graph.Graph")
+_record.watch_class(Event, lambda _: "cupy.cuda.Event")
+_record.watch_class(_nccl.NcclCommunicator, lambda _: "cupy.cuda.nccl.NcclCommunicator")
 _record.watch_class(MemoryPool, lambda _: "cupy.cuda.MemoryPool")
 _record.watch_class(MemoryPointer, lambda _: "cupy.cuda.MemoryPointer")
