@@ -50,6 +50,7 @@ def build(output_directory, modules=("gpugrad",)):
 
 
 def main(argv=None):
+    """Build the reference as the command line asks; returns the exit status (1 on a warning)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("-o", "--output-directory", default="build/api", help="where the HTML goes [build/api]")
     args = parser.parse_args(argv)
