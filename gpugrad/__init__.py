@@ -10,6 +10,8 @@ Example:
 """
 import numpy as _np
 
+# The one version source: pyproject.toml reads this line (dynamic version), and the wheel
+# metadata, `gpugrad info` and `gpugrad --version` all show it.
 __version__ = "0.1.0"
 
 from .errors import (AnomalyError, DeviceError, DeviceUnavailableError, DTypeError, GpugradError,  # noqa: E402
