@@ -91,6 +91,13 @@ class Generator:
         """Put the generator where :meth:`get_state` found one (in place; its seed becomes that one's).
 
         Raises ValueError for a dict that is not such a state.
+
+        Example:
+            >>> import gpugrad as gg
+            >>> g = gg.random.Generator()
+            >>> g.set_state(gg.random.Generator(4).get_state())
+            >>> g.seed, g.uniform((2,)).numpy().tolist() == gg.random.Generator(4).uniform((2,)).numpy().tolist()
+            (4, True)
         """
         try:
             seed, entropy, cpu = state["seed"], int(state["entropy"]), state["cpu"]
@@ -245,7 +252,14 @@ def get_state():
 
 
 def set_state(state):
-    """Put the global generator where ``state`` (from :func:`get_state`) says, in place."""
+    """Put the global generator where ``state`` (from :func:`get_state`) says, in place.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.random.set_state(gg.random.Generator(8).get_state())
+        >>> gg.random.default_generator().seed
+        8
+    """
     _default.set_state(state)
 
 

@@ -332,6 +332,10 @@ def _read(path):
             stored = {key: archive[key] for key in archive.files}
     except CheckpointError:
         raise
+    except ValueError as exc:
+        if "allow_pickle" not in str(exc):
+            raise bad(f"truncated or corrupted (ValueError: {exc})", exc) from exc
+        raise bad("holds Python objects (a pickled array), which gg.load does not unpickle", exc) from exc
     except (zipfile.BadZipFile, EOFError, ValueError, OSError, zlib.error, KeyError) as exc:
         raise bad(f"truncated or corrupted ({type(exc).__name__}: {exc})", exc) from exc
     meta = {}

@@ -216,6 +216,12 @@ def zip_of_text(tmp_path):
     return buffer.getvalue()
 
 
+def zip_of_objects():
+    buffer = io.BytesIO()
+    np.savez(buffer, kernel=np.array([{"a": 1}], dtype=object))
+    return buffer.getvalue()
+
+
 def corrupted(tmp_path):
     data = bytearray(good_bytes(tmp_path))
     data[len(data) // 3:len(data) // 3 + 16] = b"\xff" * 16
@@ -237,6 +243,7 @@ BAD_FILES = {
     "text": (lambda tmp_path: b"layers.0.kernel = 1.0\n", "a text file, not a checkpoint"),
     "pickle": (lambda tmp_path: pickle.dumps({"kernel": np.ones(3)}), "a Python pickle, not a checkpoint"),
     "zip_of_other_things": (zip_of_text, "a zip archive that is not a checkpoint: it holds 'notes.txt'"),
+    "object_array": (lambda tmp_path: zip_of_objects(), "holds Python objects"),
     "binary": (lambda tmp_path: bytes(range(256)), r"not a checkpoint \(not a \.npz zip archive\)"),
 }
 
