@@ -16,7 +16,7 @@ __version__ = "0.1.0"
 
 from .errors import (AnomalyError, DeviceError, DeviceUnavailableError, DTypeError, GpugradError,  # noqa: E402
                      GradientError, GradientUsageError, IndexOutOfRangeError, LookupGradientError, NotATensorError,
-                     LinAlgError, OutOfMemoryError, ShapeError, TraceError)
+                     LinAlgError, OutOfMemoryError, ShapeError, TraceError, CheckpointError)
 from .backend import cuda_available, default_device, device, devices, get_device  # noqa: E402
 from .backend.cpu_threads import get_num_threads, set_num_threads  # noqa: E402
 from .tensor import Tensor, Variable, as_tensor, from_dlpack, from_numpy, tensor  # noqa: E402
@@ -63,6 +63,6 @@ __all__ = [
     # errors
     "GpugradError", "ShapeError", "DTypeError", "DeviceError", "DeviceUnavailableError", "GradientError",
     "GradientUsageError", "LookupGradientError", "NotATensorError", "IndexOutOfRangeError", "OutOfMemoryError",
-    "AnomalyError", "LinAlgError", "TraceError",
+    "AnomalyError", "LinAlgError", "TraceError", "CheckpointError",
     "__version__",
 ] + list(ops.__all__)

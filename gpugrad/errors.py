@@ -39,6 +39,10 @@ What raises what (each message names the op, the shapes, dtypes or devices, and 
   ``if t > 0:``), a variable created on a second trace, a random draw that returns host data.
 - LinAlgError (a ValueError, as ``numpy.linalg.LinAlgError``): a ``gg.linalg`` op given a singular
   or non-positive-definite matrix, or one whose decomposition does not converge.
+- CheckpointError (a ValueError and an OSError): ``gg.load`` of a path that is missing, a directory,
+  empty, truncated or corrupted, or a file of another kind (a ``.npy``, a pickle, text, a zip of
+  other things); its subclass ``gg.serialization.CheckpointKeyError`` (also a KeyError) for a
+  checkpoint whose keys do not match the variables it is loaded into.
 """
 
 
@@ -106,3 +110,11 @@ class TraceError(GpugradError, RuntimeError):
     """What ``gg.function`` cannot trace: a traced tensor's value read on the host inside the
     function (``.item()``, ``.numpy()``, ``bool(t)``, data-dependent ``if``/``while``), a variable
     created on a second trace; the message names the line. Raised when tracing, not when replaying."""
+
+
+class CheckpointError(GpugradError, ValueError, OSError):
+    """A checkpoint ``gg.load`` cannot read: a missing path, a directory, an empty, truncated or
+    corrupted file, or a file that is not a gpugrad checkpoint (a ``.npy``, a pickle, a text file, a
+    zip of other things). The message names the path and the problem. A ValueError (bad contents)
+    and an OSError (what ``open`` raises for a missing path or a directory), so code that caught
+    either before keeps working."""

@@ -23,7 +23,7 @@ from .backend import CPU, get_device
 from .tensor import Tensor
 
 __all__ = ['Generator', 'seed', 'default_generator', 'uniform', 'normal', 'integers', 'permutation',
-           'as_generator']
+           'as_generator', 'get_state', 'set_state']
 
 
 def _float_dtype(dtype):
@@ -56,6 +56,67 @@ class Generator:
 
     def __repr__(self):
         return f"gg.random.Generator({self.seed!r})"
+
+    # --- state: checkpoints and pickling ---------------------------------------------
+    def get_state(self):
+        """The generator's position as a dict of Python values (JSON-ready): its seed and its CPU stream.
+
+        ``set_state`` of it, on this generator or another, makes the next draws
+        repeat. A GPU stream's position cannot be read (CuPy's ``RandomState``
+        exposes none): where one was made, this warns naming the device, and
+        after ``set_state`` that stream starts again from the seed.
+
+        Example:
+            >>> import gpugrad as gg
+            >>> g = gg.random.Generator(0)
+            >>> _ = g.uniform((3,))
+            >>> state = g.get_state()
+            >>> a = g.uniform((2,)).numpy().tolist()
+            >>> other = gg.random.Generator(5)
+            >>> other.set_state(state)
+            >>> other.uniform((2,)).numpy().tolist() == a, other.seed
+            (True, 0)
+        """
+        gpus = [device.name for device in self._streams if device is not CPU]
+        if gpus:
+            import warnings
+            warnings.warn(f"{self!r}: the position of its random stream on {', '.join(gpus)} cannot be saved "
+                          f"(CuPy's RandomState exposes no state); restored, that stream starts again from the seed",
+                          RuntimeWarning, stacklevel=2)
+        cpu = self._streams.get(CPU)
+        return {"seed": None if self.seed is None else int(self.seed), "entropy": int(self._sequence.entropy),
+                "cpu": None if cpu is None else cpu.bit_generator.state}
+
+    def set_state(self, state):
+        """Put the generator where :meth:`get_state` found one (in place; its seed becomes that one's).
+
+        Raises ValueError for a dict that is not such a state.
+
+        Example:
+            >>> import gpugrad as gg
+            >>> g = gg.random.Generator()
+            >>> g.set_state(gg.random.Generator(4).get_state())
+            >>> g.seed, g.uniform((2,)).numpy().tolist() == gg.random.Generator(4).uniform((2,)).numpy().tolist()
+            (4, True)
+        """
+        try:
+            seed, entropy, cpu = state["seed"], int(state["entropy"]), state["cpu"]
+            stream = None
+            if cpu is not None:
+                stream = np.random.Generator(getattr(np.random, cpu["bit_generator"])())
+                stream.bit_generator.state = cpu
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ValueError(f"not a gg.random.Generator state ({type(exc).__name__}: {exc}): "
+                             f"pass what Generator.get_state() returned") from None
+        self._sequence = np.random.SeedSequence(entropy)
+        self.seed = seed
+        self._streams = {} if stream is None else {CPU: stream}
+
+    def __getstate__(self):
+        return self.get_state()
+
+    def __setstate__(self, state):
+        self.set_state(state)
 
     def _stream(self, device):
         stream = self._streams.get(device)
@@ -173,6 +234,33 @@ def seed(n):
 def default_generator():
     """The global :class:`Generator` (the one :func:`seed` set last)."""
     return _default
+
+
+def get_state():
+    """The global generator's state: :meth:`Generator.get_state` of :func:`default_generator`.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.random.seed(3)
+        >>> state = gg.random.get_state()
+        >>> a = gg.random.uniform((2,)).numpy().tolist()
+        >>> gg.random.set_state(state)
+        >>> gg.random.uniform((2,)).numpy().tolist() == a
+        True
+    """
+    return _default.get_state()
+
+
+def set_state(state):
+    """Put the global generator where ``state`` (from :func:`get_state`) says, in place.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.random.set_state(gg.random.Generator(8).get_state())
+        >>> gg.random.default_generator().seed
+        8
+    """
+    _default.set_state(state)
 
 
 def as_generator(seed_or_generator):

@@ -428,6 +428,47 @@ class Tensor:
         body = np.array2string(self._host(), separator=", ", prefix="tensor(")
         return f"tensor({body}, dtype={self.dtype}, device={self.device!r})"
 
+    # --- pickling and copying -----------------------------------------------------
+    def __reduce__(self):
+        """``pickle``: the values as host bytes plus the device's name; see :func:`_unpickle_tensor`.
+
+        A GPU tensor unpickles on that GPU, or on the CPU with a warning naming
+        the device where this machine cannot use it. No tape state travels:
+        an unpickled tensor is a new constant that no tape watches.
+
+        Example:
+            >>> import pickle, gpugrad as gg
+            >>> t = pickle.loads(pickle.dumps(gg.tensor([1.0, 2.0], dtype="float64")))
+            >>> t.numpy().tolist(), t.dtype, t.device
+            ([1.0, 2.0], dtype('float64'), 'cpu')
+        """
+        if _trace.active:
+            _trace.check_host_read(self, "pickle")
+        return _unpickle_tensor, (type(self), self._device.backend.to_numpy(self._data), self._device.name)
+
+    def __copy__(self):
+        """``copy.copy``: a new tensor with its own copy of the data, on the same device.
+
+        NumPy's ``copy.copy`` of an ndarray copies the data too (``ndarray.__copy__``),
+        and that is the rule here; PyTorch's ``copy.copy`` of a tensor shares
+        its storage instead. A tensor has nothing but its array to share, so
+        ``copy.copy`` and ``copy.deepcopy`` give the same thing.
+
+        Example:
+            >>> import copy, gpugrad as gg
+            >>> t = gg.tensor([1.0, 2.0])
+            >>> c = copy.copy(t)
+            >>> c is t, c.data is t.data, c.numpy().tolist()
+            (False, False, [1.0, 2.0])
+        """
+        return type(self)._wrap(_copy_on(self._data, self._device), self._device)
+
+    def __deepcopy__(self, memo):
+        """``copy.deepcopy``: as :meth:`__copy__` (the data copied on its device, not through the host)."""
+        copied = self.__copy__()
+        memo[id(self)] = copied
+        return copied
+
 
 class Variable(Tensor):
     """A mutable tensor; a trainable one read inside a tape is watched automatically.
@@ -578,6 +619,28 @@ class Variable(Tensor):
         label = f"{self.name!r}, " if self.name else ""
         return f"Variable({label}{Tensor.__repr__(self)})"
 
+    def __reduce__(self):
+        """``pickle``: values, device, ``name`` and ``trainable``; the unpickled Variable is a new one
+        (version 0, watched by no tape).
+
+        Example:
+            >>> import pickle, gpugrad as gg
+            >>> w = pickle.loads(pickle.dumps(gg.Variable([1.0], name="w", trainable=False)))
+            >>> w.name, w.trainable, w.numpy().tolist()
+            ('w', False, [1.0])
+        """
+        if _trace.active:
+            _trace.check_host_read(self, "pickle")
+        return _unpickle_variable, (type(self), self._device.backend.to_numpy(self._data), self._device.name,
+                                    self.trainable, self.name)
+
+    def __copy__(self):
+        """``copy.copy`` and ``copy.deepcopy``: a new Variable (version 0) with a copy of the data, as NumPy's
+        ``copy.copy`` of an ndarray copies (see :meth:`Tensor.__copy__`); ``name`` and ``trainable`` kept."""
+        copied = type(self)._wrap(_copy_on(self._data, self._device), self._device)
+        copied.trainable, copied.name, copied._version = self.trainable, self.name, 0
+        return copied
+
 
 _NUMBERS = (bool, int, float, complex)  # Python numbers (NumPy's float64 scalar is a float too)
 
@@ -698,3 +761,33 @@ def ensure_tensor(value, like=None):
     if like is not None and isinstance(value, (int, float)) and like._data.dtype.kind == "f":
         return Tensor._wrap(dev.xp.asarray(value, dtype=like._data.dtype), dev)
     return Tensor(value, None, dev)
+
+
+# --- unpickling -----------------------------------------------------------------------------
+
+
+def _unpickled_device(name):
+    """The Device named ``name`` where this machine has it; else the CPU, with a warning naming it."""
+    import warnings
+    from .errors import DeviceUnavailableError
+
+    try:
+        return get_device(name)
+    except DeviceUnavailableError as exc:
+        warnings.warn(f"a tensor pickled on {name!r} is loaded on the CPU: {exc}", RuntimeWarning, stacklevel=3)
+        return CPU
+
+
+def _unpickle_tensor(cls, host, device_name):
+    """A ``cls`` on ``device_name`` (or the CPU) holding host array ``host``, which it owns."""
+    dev = _unpickled_device(device_name)
+    array = dev.backend.asarray(host, None, dev.index)
+    if dev is CPU and not array.flags.writeable:  # pickle protocol 5 may hand in a read-only buffer
+        array = array.copy()
+    return cls._wrap(array, dev)
+
+
+def _unpickle_variable(cls, host, device_name, trainable, name):
+    var = _unpickle_tensor(cls, host, device_name)
+    var.trainable, var.name, var._version = trainable, name, 0
+    return var

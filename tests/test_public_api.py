@@ -11,7 +11,7 @@ import types
 import gpugrad as gg
 
 PUBLIC = [
-    'AnomalyError', 'DTypeError', 'DeviceError', 'DeviceUnavailableError', 'Function', 'GpugradError',
+    'AnomalyError', 'CheckpointError', 'DTypeError', 'DeviceError', 'DeviceUnavailableError', 'Function', 'GpugradError',
     'GradientError', 'GradientTape', 'GradientUsageError', 'IndexOutOfRangeError', 'LinAlgError',
     'LookupGradientError', 'NotATensorError', 'NotDifferentiable', 'OutOfMemoryError',
     'RegisterGradient', 'ShapeError', 'Tensor', 'TraceError', 'Variable', '__version__', 'abs', 'add', 'all', 'any',

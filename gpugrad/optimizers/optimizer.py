@@ -308,3 +308,60 @@ class Optimizer:
 
     def __repr__(self):
         return f"{self.name}(learning_rate={self._learning_rate!r}, iterations={self.iterations})"
+
+    # --- state: checkpoints, pickling and copying -------------------------------------------------
+    def _export_slots(self):
+        """``[(variable, {slot name: host NumPy array}), ...]`` in the order the variables were first seen."""
+        return [(var, {name: var._device.backend.to_numpy(array) for name, array in slots.items()})
+                for var, slots in self._state.values()]
+
+    def _import_slots(self, entries):
+        """Set the slots from ``[(variable, {name: host array}), ...]``, replacing the old ones.
+
+        A slot the optimizer already holds for that variable, of the same shape
+        and dtype, is written in place (a ``gg.function`` that bound it sees the
+        new values); others are new arrays on the variable's device.
+        """
+        state = {}
+        for var, slots in entries:
+            old = self._state.get(id(var), (var, {}))[1]
+            new = {}
+            for name, host in slots.items():
+                array = old.get(name)
+                value = var._device.backend.asarray(host, None, var._device.index)
+                if array is not None and array.shape == value.shape and array.dtype == value.dtype:
+                    array[...] = value
+                else:
+                    array = value.copy() if value is host else value  # the optimizer owns its slots
+                new[name] = array
+            state[id(var)] = (var, new)
+        self._state = state
+
+    def __getstate__(self):
+        """``pickle`` and ``copy.deepcopy``: the hyperparameters, ``iterations``, the schedule and the slots.
+
+        The slots travel as host arrays beside their variables; unpickled, each
+        goes to its variable's device. Pickle the variables (or the model) and
+        the optimizer together, ``pickle.dumps((model, opt))``, and the
+        unpickled optimizer updates the unpickled variables: pickle keeps the
+        identity of an object within one pickle.
+
+        Example:
+            >>> import pickle, gpugrad as gg
+            >>> w = gg.Variable([1.0])
+            >>> opt = gg.optimizers.SGD(0.1, momentum=0.9)
+            >>> opt.apply_gradients([(gg.tensor([1.0]), w)])
+            >>> w2, opt2 = pickle.loads(pickle.dumps((w, opt)))
+            >>> opt2.iterations, opt2.variables()[0] is w2, opt2.get_slot(w2, "velocity").numpy().tolist()
+            (1, True, [-0.10000000149011612])
+        """
+        state = self.__dict__.copy()
+        state["_state"] = self._export_slots()
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        entries = state.pop("_state")
+        self.__dict__.update(state)
+        self._state = {}
+        self._import_slots(entries)
