@@ -6,11 +6,11 @@ Every annotated module imports them under ``if TYPE_CHECKING:`` and writes its a
 Example:
     >>> from gpugrad import _typing
     >>> _typing.TensorLike
-    'Tensor | np.ndarray | np.generic | float | int | bool | Sequence[Any]'
+    'Tensor | np.ndarray | np.generic | float | int | bool | list[Any] | tuple[Any, ...]'
 """
 from __future__ import annotations
-from typing import TYPE_CHECKING, Any, Sequence, TypeAlias  # noqa: F401 - Any, Sequence: named inside the aliases
 
+from typing import TYPE_CHECKING, Any, Sequence, TypeAlias  # noqa: F401 - Any, Sequence: named inside the aliases
 
 if TYPE_CHECKING:
     import numpy as np  # noqa: F401
@@ -19,8 +19,9 @@ if TYPE_CHECKING:
     from .backend import Device  # noqa: F401
     from .tensor import Tensor  # noqa: F401
 
-# What an op takes as an operand: a Tensor, or what gg.tensor converts (an array, a number, nested lists).
-TensorLike: TypeAlias = "Tensor | np.ndarray | np.generic | float | int | bool | Sequence[Any]"
+# What an op takes as an operand: a Tensor, or what gg.tensor converts (an array, a number, nested lists or
+# tuples; not a str, which is a Sequence too).
+TensorLike: TypeAlias = "Tensor | np.ndarray | np.generic | float | int | bool | list[Any] | tuple[Any, ...]"
 # An axis argument: one axis, several, or None for all.
 Axis: TypeAlias = "int | Sequence[int] | None"
 # A shape argument: one length or several.
