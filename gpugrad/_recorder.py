@@ -15,13 +15,20 @@ none, and tasks of one thread share its stack, as they would a thread-local.
 Where threads inherit their parent's context (``sys.flags.thread_inherit_context``,
 free-threaded Python 3.14), the lookup also checks the stack's owner thread.
 """
+
+from __future__ import annotations
+
 import contextlib
 import contextvars
 import sys
 from threading import get_ident
+from typing import TYPE_CHECKING, Any, Sequence
 
 from .errors import GradientError
 from .tensor import Tensor, Variable
+
+if TYPE_CHECKING:
+    from .backend import Device
 
 _new = object.__new__
 
@@ -88,7 +95,7 @@ def _owned_stack():
 # The hot path's lookup of the calling thread's stack (None before its first tape).
 _thread_stack = _owned_stack if getattr(sys.flags, "thread_inherit_context", 0) else _stack_var.get
 # One entry per tape recording in any thread: emit's single check when none records anywhere.
-recording_anywhere = []
+recording_anywhere: list = []
 
 
 def active_tapes():
@@ -199,7 +206,7 @@ class FreedOutputs:
     __getitem__ = __iter__ = __len__ = __bool__ = _refuse
 
 
-def emit(op_type, data, device, inputs, attrs=None):
+def emit(op_type: str, data: Any, device: Device, inputs: Sequence[Tensor], attrs: Any = None) -> Tensor:
     """Wrap ``data`` as the output tensor of ``op_type`` and record it.
 
     For inputs that are all plain tensors (no variable to watch or version),
@@ -232,7 +239,7 @@ def emit(op_type, data, device, inputs, attrs=None):
     return out
 
 
-def emit_many(op_type, datas, device, inputs, attrs=None):
+def emit_many(op_type: str, datas: Any, device: Device, inputs: Sequence[Tensor], attrs: Any = None) -> list[Tensor]:
     """Like :func:`emit` for an op with several outputs; returns a list."""
     outs = [Tensor._wrap(d if d.__class__ is device.array_type else device.xp.asarray(d), device)
             for d in datas]

@@ -24,8 +24,12 @@ Example:
     >>> gg.hessian(f)(gg.tensor([1.0, 2.0])).numpy().tolist()
     [[6.0, 0.0], [0.0, 12.0]]
 """
+
+from __future__ import annotations
+
 import functools
 from collections import Counter
+from typing import Any, Callable, Sequence
 
 from . import _nest as nest
 from .errors import DeviceError, DTypeError, ShapeError
@@ -39,7 +43,8 @@ __all__ = ["grad", "value_and_grad", "jacobian", "hessian", "hvp", "vjp", "jvp"]
 # ---------------------------------------------------------------- function transforms
 
 
-def value_and_grad(f, argnums=0, has_aux=False):
+def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
+                   has_aux: bool = False) -> Callable[..., Any]:
     """A function returning ``(f(*args), gradient of f at args)``.
 
     ``f`` must return a scalar (a tensor of one element). ``argnums`` (an int
@@ -70,7 +75,7 @@ def value_and_grad(f, argnums=0, has_aux=False):
     return value_and_grad_f
 
 
-def grad(f, argnums=0, has_aux=False):
+def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable[..., Any]:
     """A function returning the gradient of scalar-valued ``f`` (with ``aux`` when ``has_aux``).
 
     See :func:`value_and_grad` for ``argnums`` and ``has_aux``.
@@ -95,7 +100,8 @@ def grad(f, argnums=0, has_aux=False):
     return grad_f
 
 
-def jacobian(f, argnums=0, has_aux=False):
+def jacobian(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
+             has_aux: bool = False) -> Callable[..., Any]:
     """A function returning the Jacobian of ``f``: shape ``out.shape + arg.shape`` per pair.
 
     For an output that is a structure of tensors, each output leaf holds the
@@ -128,7 +134,8 @@ def jacobian(f, argnums=0, has_aux=False):
     return jacobian_f
 
 
-def hessian(f, argnums=0, has_aux=False):
+def hessian(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
+            has_aux: bool = False) -> Callable[..., Any]:
     """A function returning the Hessian of ``f``: the Jacobian of its Jacobian.
 
     For scalar ``f`` of one array argument the shape is ``x.shape + x.shape``;
@@ -149,7 +156,7 @@ def hessian(f, argnums=0, has_aux=False):
 # ---------------------------------------------------------------- evaluated at a point
 
 
-def vjp(f, *primals, has_aux=False):
+def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     """``(f(*primals), vjp_fn)``: ``vjp_fn(cotangent)`` is ``cotangent^T J`` for every primal.
 
     The cotangent has the structure and shapes of ``f``'s output; ``vjp_fn``
@@ -170,7 +177,7 @@ def vjp(f, *primals, has_aux=False):
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
-def jvp(f, primals, tangents, has_aux=False):
+def jvp(f: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool = False) -> Any:
     """``(f(*primals), J @ tangents)``: forward mode, exact, by the double-VJP construction.
 
     ``primals`` and ``tangents`` are tuples (or lists) with one entry per
@@ -208,7 +215,7 @@ def jvp(f, primals, tangents, has_aux=False):
     return (out, tangent_out, aux) if has_aux else (out, tangent_out)
 
 
-def hvp(f, primals, tangents):
+def hvp(f: Callable[..., Any], primals: Any, tangents: Any) -> Any:
     """The Hessian of scalar ``f`` at ``primals`` times ``tangents``, without forming the Hessian.
 
     Reverse over reverse: the gradient recorded on an outer tape, then that

@@ -7,10 +7,10 @@ gpugrad ops, so an outer tape records them and higher orders come for free.
 """
 from .errors import GradientError, LookupGradientError
 
-rules = {}  # op type -> gradient rule
-rules_reading_outputs = set()  # op types whose rule reads `op.outputs` (declared): the sweep keeps them for it
-rules_donating_dy = set()  # op types whose rule lets a fused gradient op write into dy's buffer (declared)
-_not_differentiable = set()
+rules: dict = {}  # op type -> gradient rule
+rules_reading_outputs: set[str] = set()  # op types whose rule reads `op.outputs` (declared): the sweep keeps them for it
+rules_donating_dy: set[str] = set()  # op types whose rule lets a fused gradient op write into dy's buffer (declared)
+_not_differentiable: set[str] = set()
 
 
 def RegisterGradient(op_type, *, reads_outputs=True, donates_dy=False):  # noqa: N802 - TensorFlow's spelling

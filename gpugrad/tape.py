@@ -8,8 +8,12 @@ sweep free its records as it goes; a persistent one keeps them, and, inside
 its own ``with`` block, records the sweep itself (as TensorFlow does), so
 ``tape.gradient(tape.gradient(y, x), x)`` is a second derivative.
 """
+
+from __future__ import annotations
+
 import contextlib
 from collections import namedtuple
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, overload
 
 from . import _nest as nest
 from ._sweep import backward, seed_gradients
@@ -17,6 +21,9 @@ from .errors import GradientError, GradientUsageError, NotATensorError
 from .ops import zeros_like
 from ._recorder import Recording, pop_tape, push_tape
 from .tensor import Tensor
+
+if TYPE_CHECKING:
+    from .tensor import Variable
 
 TapeView = namedtuple("TapeView", "records watched watch_accessed")  # see GradientTape._diagnostic_view
 
@@ -34,7 +41,7 @@ class GradientTape:
         6.0
     """
 
-    def __init__(self, persistent=False, watch_accessed_variables=True):
+    def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True) -> None:
         self._persistent = bool(persistent)
         self._rec = Recording(None, bool(watch_accessed_variables))  # the recorder appends to it
         self._recording = False
@@ -45,7 +52,7 @@ class GradientTape:
     _watched = property(lambda self: self._rec.watched)
 
     # --- recording ----------------------------------------------------------
-    def __enter__(self):
+    def __enter__(self) -> GradientTape:
         if self._recording:
             raise GradientUsageError("this GradientTape is already recording; tapes are entered once")
         if self._rec.ops is None:
@@ -53,7 +60,7 @@ class GradientTape:
         self._start()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self._stop()
 
     def _stop(self):
@@ -67,7 +74,7 @@ class GradientTape:
         self._tapes_joined = push_tape(self._rec)
         self._recording = True
 
-    def watch(self, tensor):
+    def watch(self, tensor: Any) -> None:
         """Follow ``tensor`` (or every tensor in a nested list/tuple/dict).
 
         Integer tensors cannot have gradients and are not followed.
@@ -79,13 +86,13 @@ class GradientTape:
                 raise NotATensorError(f"tape.watch() takes tensors or variables, not {type(t).__name__}")
             self._rec.watch(t)
 
-    def watched_variables(self):
+    def watched_variables(self) -> tuple[Variable, ...]:
         """The variables this tape watches, in the order it first saw them (also after ``gradient()``)."""
         variables = self._rec.variables
         return tuple(variables.values()) if variables else ()
 
     @contextlib.contextmanager
-    def stop_recording(self):
+    def stop_recording(self) -> Iterator[None]:
         """Ops inside this block are not recorded on this tape.
 
         Example:
@@ -123,12 +130,31 @@ class GradientTape:
             return TapeView(None, None, r.watch_accessed)
         return TapeView(tuple(r.ops), r.watched.keys(), r.watch_accessed)
 
-    def reset(self):
+    def reset(self) -> None:
         """Forget everything recorded so far; the tape keeps recording if it was."""
         self._rec.reset()
 
     # --- differentiation ---------------------------------------------------
-    def gradient(self, target, sources, output_gradients=None, unconnected_gradients="none"):
+    # The result has the structure of `sources`; an unconnected source's None is typed as a Tensor (check
+    # `is None` where a source may be unconnected, or pass unconnected_gradients="zero").
+    @overload
+    def gradient(self, target: Any, sources: Tensor, output_gradients: Any = None,
+                 unconnected_gradients: str = "none") -> Tensor: ...
+    @overload
+    def gradient(self, target: Any, sources: list[Tensor] | list[Variable], output_gradients: Any = None,
+                 unconnected_gradients: str = "none") -> list[Tensor]: ...
+    @overload
+    def gradient(self, target: Any, sources: tuple[Tensor, ...], output_gradients: Any = None,
+                 unconnected_gradients: str = "none") -> tuple[Tensor, ...]: ...
+    @overload
+    def gradient(self, target: Any, sources: Mapping[str, Tensor], output_gradients: Any = None,
+                 unconnected_gradients: str = "none") -> dict[str, Tensor]: ...
+    @overload
+    def gradient(self, target: Any, sources: Any, output_gradients: Any = None,
+                 unconnected_gradients: str = "none") -> Any: ...
+
+    def gradient(self, target: Any, sources: Any, output_gradients: Any = None,
+                 unconnected_gradients: str = "none") -> Any:
         """Gradients of ``target`` with respect to ``sources``.
 
         ``sources`` may be a tensor or a nested list/tuple/dict of them; the
@@ -171,8 +197,8 @@ class GradientTape:
             results.append(g)
         return nest.pack_like(sources, results)
 
-    def jacobian(self, target, sources, unconnected_gradients="none", parallel_iterations=None,
-                 experimental_use_pfor=True):
+    def jacobian(self, target: Any, sources: Any, unconnected_gradients: str = "none",
+                 parallel_iterations: int | None = None, experimental_use_pfor: bool = True) -> Any:
         """``d target / d source`` of shape ``target.shape + source.shape``, per source.
 
         One backward sweep per target element (see :mod:`gpugrad.jacobians`);
@@ -181,8 +207,8 @@ class GradientTape:
         from .jacobians import jacobian
         return jacobian(self, target, sources, unconnected_gradients)
 
-    def batch_jacobian(self, target, source, unconnected_gradients="none", parallel_iterations=None,
-                       experimental_use_pfor=True):
+    def batch_jacobian(self, target: Any, source: Tensor, unconnected_gradients: str = "none",
+                       parallel_iterations: int | None = None, experimental_use_pfor: bool = True) -> Tensor:
         """Per batch entry ``b``, ``d target[b] / d source[b]``; one sweep per element of an entry."""
         from .jacobians import batch_jacobian
         return batch_jacobian(self, target, source, unconnected_gradients)

@@ -18,13 +18,25 @@ on the CPU (NumPy raises ``ValueError: assignment destination is read-only``),
 ``t.numpy()`` of a GPU tensor is a read-only host copy and a Variable's a
 writable snapshot. ``t.data`` is the raw array, shared and writable.
 """
+
+from __future__ import annotations
+
 import math
+from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
 
 from ._tracing import state as _trace
 from .backend import CPU, get_device
 from .errors import DeviceError, DTypeError, ShapeError
+
+if TYPE_CHECKING:
+    from ._typing import Axis, DeviceLike, DTypeLike, Shape, TensorLike
+    from .backend import Device
+    from .ops import (activations as _activations, arithmetic as _arithmetic, control as _control,
+                      cumulative as _cumulative, linalg as _linalg, losses as _losses,
+                      math as _math, ordering as _ordering, reductions as _reductions, shape as _shape,
+                      statistics as _statistics, structure as _structure, ufuncs as _ufuncs)
 
 
 _KINDS = {"U": "strings", "S": "bytes", "O": "Python objects", "M": "datetimes", "m": "timedeltas", "V": "records"}
@@ -181,13 +193,106 @@ class Tensor:
     __array_ufunc__ = None  # make ndarray + Tensor call Tensor.__radd__
     __array_priority__ = 1000
 
-    def __init__(self, data, dtype=None, device=None):
+    if TYPE_CHECKING:  # what gpugrad.ops.methods.install attaches at import, declared for type checkers
+        _data: Any  # the NumPy or CuPy array
+        _device: Device
+
+        # operators: gg.add, gg.subtract, ... (gg.remainder, gg.matmul, gg.getitem), and reflected
+        def __add__(self, other: TensorLike) -> Tensor: ...
+        def __sub__(self, other: TensorLike) -> Tensor: ...
+        def __mul__(self, other: TensorLike) -> Tensor: ...
+        def __truediv__(self, other: TensorLike) -> Tensor: ...
+        def __pow__(self, other: TensorLike) -> Tensor: ...
+        def __mod__(self, other: TensorLike) -> Tensor: ...
+        def __matmul__(self, other: TensorLike) -> Tensor: ...
+        def __neg__(self) -> Tensor: ...
+        def __abs__(self) -> Tensor: ...
+        def __getitem__(self, key: Any) -> Tensor: ...
+        def __radd__(self, other: TensorLike) -> Tensor: ...
+        def __rsub__(self, other: TensorLike) -> Tensor: ...
+        def __rmul__(self, other: TensorLike) -> Tensor: ...
+        def __rtruediv__(self, other: TensorLike) -> Tensor: ...
+        def __rpow__(self, other: TensorLike) -> Tensor: ...
+        def __rmod__(self, other: TensorLike) -> Tensor: ...
+        def __rmatmul__(self, other: TensorLike) -> Tensor: ...
+        def __setitem__(self, key: Any, value: Any) -> None: ...  # raises TypeError: tensors are immutable
+        # comparisons: elementwise boolean tensors, not recorded
+        def __lt__(self, other: TensorLike) -> Tensor: ...
+        def __le__(self, other: TensorLike) -> Tensor: ...
+        def __gt__(self, other: TensorLike) -> Tensor: ...
+        def __ge__(self, other: TensorLike) -> Tensor: ...
+        def __eq__(self, other: object) -> Tensor: ...  # type: ignore[override]
+        def __ne__(self, other: object) -> Tensor: ...  # type: ignore[override]
+
+        # the method forms of ops (each module's TENSOR_METHODS)
+        abs = _arithmetic.abs
+        clip = _arithmetic.clip
+        exp = _math.exp
+        log = _math.log
+        sqrt = _math.sqrt
+        square = _math.square
+        round = _ufuncs.round
+        tanh = _activations.tanh
+        sigmoid = _activations.sigmoid
+        relu = _activations.relu
+        broadcast_to = _shape.broadcast_to
+        expand_dims = _shape.expand_dims
+        squeeze = _shape.squeeze
+        copy = _ordering.copy
+        ravel = _ordering.ravel
+        swapaxes = _ordering.swapaxes
+        repeat = _ordering.repeat
+        sort = _ordering.sort
+        argsort = _ordering.argsort
+        partition = _ordering.partition
+        nonzero = _ordering.nonzero
+        logsumexp = _reductions.logsumexp
+        cumsum = _cumulative.cumsum
+        cumprod = _cumulative.cumprod
+        ptp = _statistics.ptp
+        all = _statistics.all
+        any = _statistics.any
+        matmul = _linalg.matmul
+        trace = _structure.trace
+        diagonal = _structure.diagonal
+        dot = _structure.dot
+        softmax = _losses.softmax
+        log_softmax = _losses.log_softmax
+        astype = _control.cast
+
+        def reshape(self, *shape: Any) -> Tensor: ...  # x.reshape(2, 3) or x.reshape((2, 3))
+        def transpose(self, *axes: Any) -> Tensor: ...  # x.transpose(), x.transpose(1, 0), x.transpose((1, 0))
+        def flatten(self) -> Tensor: ...
+        def searchsorted(self, v: TensorLike, side: str = "left", sorter: TensorLike | None = None) -> Tensor: ...
+        def take(self, indices: TensorLike, axis: Axis = None) -> Tensor: ...
+        @property
+        def T(self) -> Tensor: ...  # noqa: N802 - NumPy's name
+        @property
+        def mT(self) -> Tensor: ...  # noqa: N802 - NumPy's name
+
+        # the reductions NumPy's functions call: np.sum(t) passes dtype= and out=None
+        def sum(self, axis: Axis = None, keepdims: bool = False, *, dtype: DTypeLike = None,
+                out: None = None) -> Tensor: ...
+        def mean(self, axis: Axis = None, keepdims: bool = False, *, dtype: DTypeLike = None,
+                 out: None = None) -> Tensor: ...
+        def prod(self, axis: Axis = None, keepdims: bool = False, *, dtype: DTypeLike = None,
+                 out: None = None) -> Tensor: ...
+        def var(self, axis: Axis = None, keepdims: bool = False, ddof: int = 0, *, dtype: DTypeLike = None,
+                out: None = None) -> Tensor: ...
+        def std(self, axis: Axis = None, keepdims: bool = False, ddof: int = 0, *, dtype: DTypeLike = None,
+                out: None = None) -> Tensor: ...
+        def max(self, axis: Axis = None, keepdims: bool = False, *, out: None = None) -> Tensor: ...
+        def min(self, axis: Axis = None, keepdims: bool = False, *, out: None = None) -> Tensor: ...
+        def argmax(self, axis: Axis = None, keepdims: bool = False, *, out: None = None) -> Tensor: ...
+        def argmin(self, axis: Axis = None, keepdims: bool = False, *, out: None = None) -> Tensor: ...
+
+    def __init__(self, data: Any, dtype: DTypeLike = None, device: DeviceLike = None) -> None:
         dev = get_device(device)
         self._data = _owned_array(data, dtype, dev)  # a copy: later writes into `data` do not show
         self._device = dev
 
     @classmethod
-    def _wrap(cls, data, device):
+    def _wrap(cls, data: Any, device: Device) -> Tensor:
         """A Tensor around an existing array, without copying or checks."""
         t = object.__new__(cls)
         t._data = data
@@ -204,30 +309,30 @@ class Tensor:
 
     # --- what the tensor holds ---------------------------------------------
     @property
-    def shape(self):
+    def shape(self) -> tuple[int, ...]:
         return self._data.shape
 
     @property
-    def dtype(self):
+    def dtype(self) -> np.dtype[Any]:
         return self._data.dtype
 
     @property
-    def ndim(self):
+    def ndim(self) -> int:
         return self._data.ndim
 
     @property
-    def size(self):
+    def size(self) -> int:
         return self._data.size
 
     @property
-    def itemsize(self):
+    def itemsize(self) -> int:
         return self._data.itemsize
 
     @property
-    def nbytes(self):
+    def nbytes(self) -> int:
         return self._data.nbytes
 
-    def tolist(self):
+    def tolist(self) -> Any:
         """The values as nested Python lists (a number for a 0-d tensor), as ``ndarray.tolist``.
 
         Example:
@@ -240,12 +345,12 @@ class Tensor:
         return self._host().tolist()
 
     @property
-    def device(self):
+    def device(self) -> str:
         """The device's name: ``'cpu'`` or ``'cuda:N'``."""
         return self._device.name
 
     @property
-    def data(self):
+    def data(self) -> Any:
         """The raw NumPy or CuPy array: shared, not copied, and writable.
 
         A write into it changes the tensor behind the tape's back (no version
@@ -256,7 +361,7 @@ class Tensor:
             _trace.check_host_read(self, ".data")
         return self._data
 
-    def numpy(self):
+    def numpy(self) -> np.ndarray:
         """The values as a read-only NumPy array: a view on the CPU, a host copy of a GPU tensor.
 
         Read-only on every device, so code that writes into it fails on the
@@ -284,7 +389,7 @@ class Tensor:
         host.setflags(write=False)
         return host
 
-    def item(self):
+    def item(self) -> Any:
         """The single value as a Python number."""
         if _trace.active:
             _trace.check_host_read(self, "item()")
@@ -292,7 +397,7 @@ class Tensor:
             raise ShapeError(f"item() needs a tensor of one element, got shape {self.shape}")
         return self._data.item()
 
-    def to(self, device):
+    def to(self, device: DeviceLike) -> Tensor:
         """This tensor on ``device`` (itself if it is already there).
 
         Example:
@@ -354,32 +459,32 @@ class Tensor:
     # --- Python protocol ------------------------------------------------------
     __hash__ = object.__hash__
 
-    def __len__(self):
+    def __len__(self) -> int:
         if not self._data.ndim:
             raise TypeError("len() of a 0-d tensor")
         return self._data.shape[0]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Tensor]:
         for i in range(len(self)):
             yield self[i]
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         if _trace.active:
             _trace.check_host_read(self, "bool()")
         return bool(self._data)
 
-    def __float__(self):
+    def __float__(self) -> float:
         return float(self.item())
 
-    def __int__(self):
+    def __int__(self) -> int:
         return int(self.item())
 
-    def __index__(self):
+    def __index__(self) -> int:
         if self.dtype.kind not in "iu":
             raise TypeError(f"only integer tensors can be used as an index, not {self.dtype}")
         return int(self.item())
 
-    def __format__(self, spec):
+    def __format__(self, spec: str) -> str:
         """``f"{loss:.3f}"``: a 0-d tensor formats as its Python number; others only with an empty spec.
 
         Example:
@@ -396,7 +501,7 @@ class Tensor:
         raise TypeError(f"format spec {spec!r} needs a 0-d tensor (one value), not one of shape {self.shape} "
                         f"(as for NumPy arrays); format t.item() or t.numpy()")
 
-    def __round__(self, ndigits=None):
+    def __round__(self, ndigits: int | None = None) -> Any:
         """``round(t)`` and ``round(t, n)`` of a 0-d tensor: Python's round of its value.
 
         Example:
@@ -406,13 +511,13 @@ class Tensor:
         """
         return round(self._scalar("round()"), ndigits)
 
-    def __trunc__(self):
+    def __trunc__(self) -> int:
         return math.trunc(self.item())
 
-    def __floor__(self):
+    def __floor__(self) -> int:
         return math.floor(self.item())
 
-    def __ceil__(self):
+    def __ceil__(self) -> int:
         return math.ceil(self.item())
 
     def _scalar(self, what):
@@ -424,7 +529,7 @@ class Tensor:
             _trace.check_host_read(self, what)
         return self._data.item()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         body = np.array2string(self._host(), separator=", ", prefix="tensor(")
         return f"tensor({body}, dtype={self.dtype}, device={self.device!r})"
 
@@ -502,7 +607,8 @@ class Variable(Tensor):
 
     __slots__ = ("trainable", "name", "_version")
 
-    def __init__(self, initial, dtype=None, device=None, trainable=True, name=None):
+    def __init__(self, initial: Any, dtype: DTypeLike = None, device: DeviceLike = None, trainable: bool = True,
+                 name: str | None = None) -> None:
         if _trace.active:
             _trace.check_new_variable()
         super().__init__(initial, dtype, device)  # a copy: the variable owns its array
@@ -566,14 +672,14 @@ class Variable(Tensor):
         self._version += 1
         return self
 
-    def numpy(self):
+    def numpy(self) -> np.ndarray:
         """A writable NumPy copy of the current value (later assigns do not change it)."""
         if _trace.active:
             _trace.check_host_read(self, "numpy()")
         array = self._device.backend.to_numpy(self._data)
         return array.copy() if array is self._data else array
 
-    def assign(self, value):
+    def assign(self, value: TensorLike) -> Variable:
         """Set the value in place; returns the variable."""
         operand = self._operand(value, "assign")
         self._check_cast(operand, "assign")
@@ -581,31 +687,31 @@ class Variable(Tensor):
         self._version += 1
         return self
 
-    def assign_add(self, delta):
+    def assign_add(self, delta: TensorLike) -> Variable:
         """Add ``delta`` in place; returns the variable."""
         return self._update("add", delta, "assign_add")
 
-    def assign_sub(self, delta):
+    def assign_sub(self, delta: TensorLike) -> Variable:
         """Subtract ``delta`` in place; returns the variable."""
         return self._update("subtract", delta, "assign_sub")
 
     # ``w op= x`` updates w in place (Python would otherwise rebind w to a new constant Tensor)
-    def __iadd__(self, other):
+    def __iadd__(self, other: TensorLike) -> Variable:
         return self._update("add", other, "+=")
 
-    def __isub__(self, other):
+    def __isub__(self, other: TensorLike) -> Variable:
         return self._update("subtract", other, "-=")
 
-    def __imul__(self, other):
+    def __imul__(self, other: TensorLike) -> Variable:
         return self._update("multiply", other, "*=")
 
-    def __itruediv__(self, other):
+    def __itruediv__(self, other: TensorLike) -> Variable:
         return self._update("true_divide", other, "/=")
 
-    def __ipow__(self, other):
+    def __ipow__(self, other: TensorLike) -> Variable:
         return self._update("power", other, "**=")
 
-    def __imatmul__(self, other):
+    def __imatmul__(self, other: TensorLike) -> Variable:
         matrix = self._as_operand(other, "@=")
         if isinstance(matrix, _NUMBERS):
             raise TypeError(f"{self._label()} @= takes a matrix, not the number {other!r} (use *=)")
@@ -615,7 +721,7 @@ class Variable(Tensor):
                              f"{self.shape}; a variable keeps its shape (v = v @ m makes a new tensor)")
         return self.assign(product)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         label = f"{self.name!r}, " if self.name else ""
         return f"Variable({label}{Tensor.__repr__(self)})"
 
@@ -645,7 +751,7 @@ class Variable(Tensor):
 _NUMBERS = (bool, int, float, complex)  # Python numbers (NumPy's float64 scalar is a float too)
 
 
-def tensor(data, dtype=None, device=None):
+def tensor(data: Any, dtype: DTypeLike = None, device: DeviceLike = None) -> Tensor:
     """A constant :class:`Tensor` holding a copy of ``data``; a tape follows it only after ``tape.watch``.
 
     ``data``: a Python number or nested list, a NumPy or CuPy array, a gpugrad
@@ -669,7 +775,7 @@ def tensor(data, dtype=None, device=None):
     return Tensor(data, dtype, device)
 
 
-def from_numpy(array):
+def from_numpy(array: np.ndarray) -> Tensor:
     """A CPU tensor that shares memory with NumPy ``array``: no copy (PyTorch's ``torch.from_numpy``).
 
     Writes into ``array`` (or into the memory it views) show in the tensor,
@@ -694,7 +800,7 @@ def from_numpy(array):
     return Tensor._wrap(_numeric(array.view(np.ndarray) if type(array) is not np.ndarray else array), CPU)
 
 
-def from_dlpack(obj):
+def from_dlpack(obj: Any) -> Tensor:
     """A tensor sharing memory with ``obj``, any DLPack producer (NumPy, CuPy, PyTorch, JAX), no copy.
 
     A producer on GPU N gives a tensor on ``"cuda:N"``; one on the host, a CPU
@@ -720,7 +826,7 @@ def from_dlpack(obj):
     return Tensor._wrap(dev.backend.from_dlpack(obj, index), dev)
 
 
-def as_tensor(data, dtype=None, device=None):
+def as_tensor(data: Any, dtype: DTypeLike = None, device: DeviceLike = None) -> Tensor:
     """``data`` as a tensor, sharing its memory when it can (PyTorch's ``torch.as_tensor``).
 
     A tensor of the asked dtype and device comes back as itself; a NumPy array
@@ -748,7 +854,7 @@ def as_tensor(data, dtype=None, device=None):
     return Tensor(data, dtype, dev)
 
 
-def ensure_tensor(value, like=None):
+def ensure_tensor(value: Any, like: Tensor | None = None) -> Tensor:
     """``value`` itself if it is a Tensor, else a new tensor (a copy, as :func:`tensor`) on ``like``'s device.
 
     The ops convert their non-tensor operands with it, so an op never records
@@ -759,7 +865,7 @@ def ensure_tensor(value, like=None):
         return value
     dev = like._device if like is not None else None
     if like is not None and isinstance(value, (int, float)) and like._data.dtype.kind == "f":
-        return Tensor._wrap(dev.xp.asarray(value, dtype=like._data.dtype), dev)
+        return Tensor._wrap(dev.xp.asarray(value, dtype=like._data.dtype), dev)  # type: ignore[union-attr, arg-type]
     return Tensor(value, None, dev)
 
 

@@ -21,8 +21,9 @@ from gpugrad.gradient_checker import compute_gradient, max_error  # noqa: E402
 from gpugrad.backend.cpu_fast import UINT_OF  # noqa: E402
 from gpugrad.ops.hot import HOT_GRADIENTS  # noqa: E402
 
-# The NumPy stand-in for CuPy: imported only by tests/test_gpu_paths_on_host.py's subprocess, never collected.
-collect_ignore = ["stand_in_cupy"]
+# The NumPy stand-in for CuPy: imported only by tests/test_gpu_paths_on_host.py's subprocess, never collected;
+# typing/: the user script tests/test_typing.py runs mypy on and runs, not a test module.
+collect_ignore = ["stand_in_cupy", "typing"]
 
 DEVICES = gg.devices()
 GPU_PRESENT = any(d.startswith("cuda") for d in DEVICES)

@@ -37,7 +37,7 @@ BINARY = {"Add": "add", "Sub": "subtract", "Mul": "multiply", "Div": "true_divid
 # the forwards that go through ops.base.elementwise on the CPU, and their cost class there
 _ELEMENTWISE_COST = {"Exp": COSTLY, "Log": COSTLY, "Tanh": COSTLY, "Sqrt": COSTLY, "Square": CHEAP}
 
-_HOT_BY_TYPE = {}
+_HOT_BY_TYPE: dict = {}
 
 
 def _hot(op_type):

@@ -22,7 +22,7 @@ import types
 
 OP, SHAPE, HOST, REFUSED = "op", "shape", "host", "refused"
 
-_by_code = {}  # code object -> (kind, [functions with that code])
+_by_code: dict = {}  # code object -> (kind, [functions with that code])
 
 
 def _add(fn, kind):
@@ -81,7 +81,7 @@ def _build():
         _by_code[fn.__code__] = (REFUSED, [fn])
 
 
-_rules_seen = {}  # op type -> the rule whose code is in the table
+_rules_seen: dict = {}  # op type -> the rule whose code is in the table
 
 
 def _add_rules():

@@ -3,7 +3,7 @@
 ``active`` holds the captures now tracing, in any thread; it is empty outside ``gg.function``'s
 first call, so a host read costs one list check.
 """
-active = []
+active: list = []
 
 
 def check_host_read(tensor, what):

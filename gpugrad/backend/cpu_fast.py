@@ -129,7 +129,7 @@ def split_by_mask(mask, a):
 
 
 _ZERO_ROW = 8192  # elements: long rows amortize maximum's per-row start
-_ZERO_ROWS = {}  # dtype -> a read-only row of _ZERO_ROW zeros
+_ZERO_ROWS: dict = {}  # dtype -> a read-only row of _ZERO_ROW zeros
 
 
 def _zero_row(dtype):

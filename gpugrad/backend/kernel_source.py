@@ -50,7 +50,7 @@ template <> struct gpugrad_acc<double> { typedef double type; };
 template <typename A> __device__ __forceinline__ A gpugrad_where(bool c, A a, A b) { return c ? a : b; }
 #endif
 """
-_generated = {}  # name -> source text of kernels generated from expressions
+_generated: dict[str, str] = {}  # name -> source text of kernels generated from expressions
 
 
 class KernelSourceError(GpugradError, ValueError):

@@ -1,10 +1,17 @@
 """The 8×8 handwritten digits, embedded (no download), with a fixed train/test split."""
+
+from __future__ import annotations
+
 import functools
 import os
+from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
 
 from ..tensor import Tensor
+
+if TYPE_CHECKING:
+    from .._typing import DeviceLike
 
 _PATH = os.path.join(os.path.dirname(__file__), "digits.npz")
 CLASSES = 10
@@ -16,7 +23,8 @@ def _arrays():
         return {key: archive[key] for key in archive.files}
 
 
-def load_digits(split="train", flatten=True, dtype=np.float32, device=None):
+def load_digits(split: str = "train", flatten: bool = True, dtype: Any = np.float32,
+                device: DeviceLike = None) -> tuple[Tensor, Tensor]:
     """``(images, labels)`` of the digits ``split`` ("train", 1,438 images, or "test", 359).
 
     Images are scaled from 0..16 to [0, 1]; ``flatten=True`` gives shape
@@ -36,7 +44,8 @@ def load_digits(split="train", flatten=True, dtype=np.float32, device=None):
     return Tensor._adopt(images, device), Tensor._adopt(labels, device)  # both fresh: astype copied them
 
 
-def batches(images, labels, batch_size, shuffle=True, seed=None, drop_last=False):
+def batches(images: Tensor, labels: Tensor, batch_size: int, shuffle: bool = True, seed: Any = None,
+            drop_last: bool = False) -> Iterator[tuple[Tensor, Tensor]]:
     """Yield ``(images, labels)`` mini-batches, reshuffled on each call when ``shuffle``.
 
     Batches stay on the tensors' device; the order comes from a NumPy

@@ -6,7 +6,7 @@ __all__ = ["MaxPool2D", "AvgPool2D"]
 
 
 class _Pool2D(Module):
-    _op = None
+    _op: str | None = None
 
     def __init__(self, kernel_size, stride=None, padding=0):
         super().__init__()

@@ -10,6 +10,8 @@ Tensor methods in ``TENSOR_METHODS``; ``hot`` holds the declarations of the hot
 gradients (:data:`~gpugrad.ops.hot.HOT_GRADIENTS`). Importing this package registers
 every gradient and installs the operators and methods on :class:`gpugrad.Tensor`.
 """
+from typing import TYPE_CHECKING
+
 from . import (activations, arithmetic, control, conv, creation, cumulative, decompositions, dense_layer, indexing,
                linalg, losses, math, nn_ops, ordering, pool, reductions, shape, special, statistics, structure,
                ufuncs)
@@ -48,3 +50,25 @@ LINALG_OPS = list(decompositions.__all__)
 __all__ = [name for name in _EVERY_OP if name not in RAW_OPS and name not in ENGINE_OPS and name not in LINALG_OPS]
 EVERY_OP = _EVERY_OP
 _methods.install(_MODULES)
+
+if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
+    __all__ = [
+        "zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "arange", "linspace", "eye", "tri", "add",
+        "subtract", "negative", "multiply", "divide", "power", "abs", "sign", "maximum", "minimum", "where", "clip",
+        "square", "sqrt", "rsqrt", "reciprocal", "exp", "log", "expm1", "log1p", "sin", "cos", "cbrt", "tan", "arcsin",
+        "arccos", "arctan", "arctan2", "hypot", "sinc", "deg2rad", "rad2deg", "radians", "degrees", "sinh", "cosh",
+        "arcsinh", "arccosh", "arctanh", "exp2", "log2", "log10", "logaddexp", "logaddexp2", "fmax", "fmin",
+        "remainder", "mod", "fmod", "floor", "ceil", "trunc", "rint", "round", "nan_to_num", "isfinite", "isnan",
+        "isinf", "logical_not", "logical_and", "logical_or", "logical_xor", "tanh", "sigmoid", "relu", "leaky_relu",
+        "elu", "softplus", "softsign", "silu", "swish", "mish", "hard_tanh", "hard_sigmoid", "log_sigmoid", "erf",
+        "gelu", "reshape", "broadcast_to", "transpose", "expand_dims", "squeeze", "concat", "stack", "split", "copy",
+        "ravel", "moveaxis", "swapaxes", "repeat", "tile", "roll", "flip", "fliplr", "flipud", "rot90", "atleast_1d",
+        "atleast_2d", "atleast_3d", "vstack", "hstack", "dstack", "column_stack", "append", "take_along_axis", "sort",
+        "argsort", "partition", "searchsorted", "nonzero", "sum", "mean", "max", "min", "prod", "logsumexp", "var",
+        "std", "argmax", "argmin", "cumsum", "cumprod", "diff", "gradient", "trapezoid", "nansum", "nanmean", "median",
+        "quantile", "percentile", "ptp", "average", "all", "any", "count_nonzero", "getitem", "take", "gather", "pad",
+        "matmul", "einsum", "tensordot", "diagonal", "trace", "diag", "tril", "triu", "outer", "inner", "dot", "vdot",
+        "kron", "cross", "softmax", "log_softmax", "softmax_cross_entropy", "sigmoid_cross_entropy", "mse", "identity",
+        "stop_gradient", "cast", "dense", "conv2d", "max_pool2d", "avg_pool2d", "dropout", "embedding", "layer_norm",
+        "batch_norm"
+    ]

@@ -6,6 +6,11 @@ Their gradients are hot gradient ops (``TanhGrad``, ``SigmoidGrad``,
 ``SoftsignGrad``, ``SiluGrad``, ``LogSigmoidGrad``; mish, hard_tanh and hard_sigmoid
 have plain rules), each declared once (:mod:`.hot`) after its forward op.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..backend import cpu_fast
@@ -15,6 +20,9 @@ from ..tensor import Tensor
 from .arithmetic import abs, multiply, sign, where  # noqa: A004 - NumPy's name
 from .base import CPU, ONE, elementwise, emit, public_ops, unary
 from .hot import TRANSCENDENTAL, Check, Range, declare
+
+if TYPE_CHECKING:
+    from .._typing import TensorLike
 
 
 def _float_data(x):
@@ -38,7 +46,7 @@ def softplus_array(device, d):
 # ---------------------------------------------------------------- tanh
 
 
-def tanh(x):
+def tanh(x: TensorLike) -> Tensor:
     """Hyperbolic tangent elementwise.
 
     Example:
@@ -95,7 +103,7 @@ def sigmoid_array(device, x):
     return (xp.where(x >= 0, 1, e) / (1 + e)).astype(x.dtype, copy=False)
 
 
-def sigmoid(x):
+def sigmoid(x: TensorLike) -> Tensor:
     """1 / (1 + e**-x) elementwise, without overflow for large |x|.
 
     Example:
@@ -146,7 +154,7 @@ def relu_array(device, d, out=None):
     return device.xp.maximum(d, 0, out=out)
 
 
-def relu(x):
+def relu(x: TensorLike) -> Tensor:
     """max(x, 0) elementwise; the gradient at 0 is 0.
 
     Example:
@@ -180,7 +188,7 @@ relu_grad = declare(
     example=">>> gg.raw_ops.relu_grad(gg.tensor([0.0, 2.0]), gg.tensor([5.0, 5.0])).numpy().tolist()\n[0.0, 5.0]")
 
 
-def leaky_relu(x, alpha=0.2):
+def leaky_relu(x: TensorLike, alpha: float = 0.2) -> Tensor:
     """x where x > 0, else alpha * x.
 
     Example:
@@ -226,7 +234,7 @@ leaky_relu_grad = declare(
 # ---------------------------------------------------------------- elu, softplus, softsign
 
 
-def elu(x, alpha=1.0):
+def elu(x: TensorLike, alpha: float = 1.0) -> Tensor:
     """x where x > 0, else alpha * (e**x - 1).
 
     Example:
@@ -268,7 +276,7 @@ elu_grad = declare(
     example=">>> gg.raw_ops.elu_grad(gg.tensor([0.0, 2.0]), gg.tensor([1.0, 1.0])).numpy().tolist()\n[1.0, 1.0]")
 
 
-def softplus(x):
+def softplus(x: TensorLike) -> Tensor:
     """log(1 + e**x) elementwise, stable for large |x|.
 
     Example:
@@ -304,7 +312,7 @@ softplus_grad = declare(
     example=">>> gg.raw_ops.softplus_grad(gg.tensor(0.0), gg.tensor(1.0)).item()\n0.5")
 
 
-def softsign(x):
+def softsign(x: TensorLike) -> Tensor:
     """x / (1 + |x|) elementwise, as ``tf.nn.softsign`` and ``torch.nn.functional.softsign``.
 
     Example:
@@ -347,7 +355,7 @@ softsign_grad = declare(
 # ---------------------------------------------------------------- silu (swish), mish, hard_tanh, hard_sigmoid, log_sigmoid
 
 
-def silu(x):
+def silu(x: TensorLike) -> Tensor:
     """x * sigmoid(x) elementwise, as ``tf.nn.silu`` and ``torch.nn.functional.silu``.
 
     Example:
@@ -392,7 +400,7 @@ silu_grad = declare(
     example=">>> gg.raw_ops.silu_grad(gg.tensor(0.0), gg.tensor(1.0)).item()\n0.5")
 
 
-def mish(x):
+def mish(x: TensorLike) -> Tensor:
     """x * tanh(softplus(x)) elementwise, as ``torch.nn.functional.mish``.
 
     Example:
@@ -415,7 +423,7 @@ def _mish_grad(op, dy):
     return (dy * (t + x * (1.0 - t * t) * sigmoid(x)),)
 
 
-def hard_tanh(x, min_val=-1.0, max_val=1.0):
+def hard_tanh(x: TensorLike, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     """x clipped to [min_val, max_val], as ``torch.nn.functional.hardtanh``; the gradient passes
     strictly inside the bounds (0 at them, as PyTorch).
 
@@ -440,7 +448,7 @@ def _hard_tanh_grad(op, dy):
     return (where(inside, dy, 0.0),)
 
 
-def hard_sigmoid(x):
+def hard_sigmoid(x: TensorLike) -> Tensor:
     """relu6(x + 3) / 6 elementwise, as ``torch.nn.functional.hardsigmoid``; the gradient is 1/6
     strictly inside (-3, 3), else 0.
 
@@ -462,7 +470,7 @@ def _hard_sigmoid_grad(op, dy):
     return (where((d > -3) & (d < 3), dy / 6.0, 0.0),)
 
 
-def log_sigmoid(x):
+def log_sigmoid(x: TensorLike) -> Tensor:
     """log(sigmoid(x)) = -softplus(-x) elementwise, stable for large |x|.
 
     Example:
@@ -505,3 +513,10 @@ log_sigmoid_grad = declare(
 TENSOR_METHODS = {"tanh": tanh, "sigmoid": sigmoid, "relu": relu}
 
 __all__ = public_ops(globals(), not_ops=("sigmoid_array", "relu_array", "softplus_array"))
+
+if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
+    __all__ = [
+        "tanh", "tanh_grad", "sigmoid", "sigmoid_grad", "relu", "relu_grad", "leaky_relu", "leaky_relu_grad", "elu",
+        "elu_grad", "softplus", "softplus_grad", "softsign", "softsign_grad", "silu", "swish", "silu_grad", "mish",
+        "hard_tanh", "hard_sigmoid", "log_sigmoid", "log_sigmoid_grad"
+    ]

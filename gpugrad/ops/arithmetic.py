@@ -4,6 +4,11 @@ Each op is its forward function and, right below it, its registered gradient.
 Rules return one gradient per input at the broadcast output's shape; the tape
 sums each back to its input's shape.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import functools
 import math
 import operator
@@ -19,11 +24,14 @@ from .base import CPU, ONE, ZERO, binary, binary_error, emit, public_ops, unary
 from .hot import TRANSCENDENTAL, Check, Range, declare
 from .math import log, reciprocal, square
 
+if TYPE_CHECKING:
+    from .._typing import TensorLike
+
 
 # ---------------------------------------------------------------- add, subtract
 
 
-def add(x, y):
+def add(x: TensorLike, y: TensorLike) -> Tensor:
     """x + y elementwise, with broadcasting.
 
     Example:
@@ -44,7 +52,7 @@ def _add_grad(op, dy):
     return dy, dy
 
 
-def subtract(x, y):
+def subtract(x: TensorLike, y: TensorLike) -> Tensor:
     """x - y elementwise, with broadcasting.
 
     Example:
@@ -65,7 +73,7 @@ def _sub_grad(op, dy):
     return dy, (negative(dy) if op.needs_grad[1] else None)
 
 
-def negative(x):
+def negative(x: TensorLike) -> Tensor:
     """-x elementwise.
 
     Example:
@@ -85,7 +93,7 @@ def _neg_grad(op, dy):
 # ---------------------------------------------------------------- multiply, divide
 
 
-def multiply(x, y):
+def multiply(x: TensorLike, y: TensorLike) -> Tensor:
     """x * y elementwise, with broadcasting.
 
     Example:
@@ -108,7 +116,7 @@ def _mul_grad(op, dy):
     return (multiply(dy, y) if need_x else None), (multiply(dy, x) if need_y else None)
 
 
-def divide(x, y):
+def divide(x: TensorLike, y: TensorLike) -> Tensor:
     """x / y elementwise, with broadcasting.
 
     Example:
@@ -162,7 +170,7 @@ div_grad = declare(
 # ---------------------------------------------------------------- power
 
 
-def power(x, y):
+def power(x: TensorLike, y: TensorLike) -> Tensor:
     """x ** y elementwise, with broadcasting.
 
     Example:
@@ -262,7 +270,7 @@ def _scaled_power(g, k, x, e):
 # ---------------------------------------------------------------- abs, sign
 
 
-def abs(x):  # noqa: A001 - NumPy's name
+def abs(x: TensorLike) -> Tensor:  # noqa: A001 - NumPy's name
     """|x| elementwise; its gradient at 0 is 0.
 
     Example:
@@ -298,7 +306,7 @@ abs_grad = declare(
             "[-1.0, 0.0, 1.0]")
 
 
-def sign(x):
+def sign(x: TensorLike) -> Tensor:
     """-1, 0 or 1 by the sign of x; not differentiable (gradient None).
 
     Example:
@@ -345,7 +353,7 @@ for _op_type in _PICKS:
     RegisterGradient(_op_type, reads_outputs=False)(_picked_rule)
 
 
-def maximum(x, y):
+def maximum(x: TensorLike, y: TensorLike) -> Tensor:
     """The larger of x and y elementwise; at a tie the gradient goes to x.
 
     Example:
@@ -372,7 +380,7 @@ def _declare_pick(name, op_type, which, compare):
 maximum_grad = _declare_pick("maximum", "Maximum", "larger", ">=")
 
 
-def minimum(x, y):
+def minimum(x: TensorLike, y: TensorLike) -> Tensor:
     """The smaller of x and y elementwise; at a tie the gradient goes to x.
 
     Example:
@@ -387,7 +395,7 @@ minimum_grad = _declare_pick("minimum", "Minimum", "smaller", "<=")
 _PICK_GRADS = {"Maximum": maximum_grad, "Minimum": minimum_grad}
 
 
-def where(cond, x=None, y=None):
+def where(cond: TensorLike, x: TensorLike | None = None, y: TensorLike | None = None) -> Tensor:
     """x where ``cond`` is true, else y; ``cond`` is a boolean tensor or array.
 
     With ``cond`` alone it is ``nonzero(cond)``, as in NumPy: a tuple of int64
@@ -406,7 +414,7 @@ def where(cond, x=None, y=None):
             raise ShapeError("op 'NonZero' (where with one argument) of a 0-d tensor is not allowed, as in "
                              "NumPy 2; use gg.atleast_1d(x) first")
         dev = c._device
-        return tuple(Tensor._wrap(i.astype(np.int64, copy=False), dev) for i in dev.xp.nonzero(c._data))
+        return tuple(Tensor._wrap(i.astype(np.int64, copy=False), dev) for i in dev.xp.nonzero(c._data))  # type: ignore[return-value]
     if x is None or y is None:
         raise TypeError("op 'Where' takes cond, x and y, or cond alone (for nonzero), not cond and one of x, y")
     x, y = binary(x, y, "Where")
@@ -430,7 +438,7 @@ def _where_grad(op, dy):
     return (where(mask, dy, 0.0) if need_x else None), (where(mask, 0.0, dy) if need_y else None)
 
 
-def clip(x, lo, hi):
+def clip(x: TensorLike, lo: TensorLike, hi: TensorLike) -> Tensor:
     """x limited to [lo, hi]; the gradient passes where lo <= x <= hi.
 
     A bound of None is no bound, as in NumPy; a NaN in x or in a bound gives NaN
@@ -500,3 +508,9 @@ clip_grad = declare(
 TENSOR_METHODS = {"abs": abs, "clip": clip}
 
 __all__ = public_ops(globals())
+
+if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
+    __all__ = [
+        "add", "subtract", "negative", "multiply", "divide", "div_grad", "power", "pow_grad", "abs", "abs_grad", "sign",
+        "maximum", "maximum_grad", "minimum", "minimum_grad", "where", "clip", "clip_grad"
+    ]

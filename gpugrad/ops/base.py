@@ -5,6 +5,11 @@ computes its output array with the device's array module, and ends in
 :func:`gpugrad._recorder.emit`. A hot gradient op runs :func:`fused`: NumPy on
 the CPU, the CUDA kernel of the same name from ``kernels/`` on a GPU.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ..backend import CPU, cpu_fast
@@ -13,16 +18,19 @@ from ..errors import DeviceError, DTypeError, ShapeError
 from .._recorder import emit, emit_many  # noqa: F401 - re-exported for op modules
 from ..tensor import Tensor, Variable, ensure_tensor
 
-_scalar_tensors = {}  # (value, dtype, device) -> 0-d Tensor, for Python numbers in ops
-_host_scalars = {}  # (value, dtype) -> 0-d NumPy array, for CPU gradient formulas
+if TYPE_CHECKING:
+    from .._typing import TensorLike
+
+_scalar_tensors: dict[tuple[Any, ...], Tensor] = {}  # (value, dtype, device) -> 0-d Tensor, for Python numbers in ops
+_host_scalars: dict[tuple[Any, ...], Any] = {}  # (value, dtype) -> 0-d NumPy array, for CPU gradient formulas
 
 
-def unary(x):
+def unary(x: TensorLike) -> Tensor:
     """``x`` as a Tensor (a Python number or array goes to the default device)."""
     return x if isinstance(x, Tensor) else ensure_tensor(x)
 
 
-def scalar_tensor(value, like):
+def scalar_tensor(value: float, like: Tensor) -> Tensor:
     """A cached 0-d tensor of Python number ``value`` in ``like``'s float dtype and device.
 
     Converting a Python float costs NumPy more than the op itself on small arrays.
@@ -66,7 +74,7 @@ class _ScalarByDtype(dict):
 ONE = _ScalarByDtype(1)
 ZERO = _ScalarByDtype(0)
 
-def binary(x, y, op_type):
+def binary(x: TensorLike, y: TensorLike, op_type: str) -> tuple[Tensor, Tensor]:
     """``x`` and ``y`` as Tensors on one device; a Python number takes the other's dtype."""
     if x.__class__ is Tensor and (y.__class__ is float or y.__class__ is int):  # tensor * 1.01: one lookup
         t = _scalar_tensors.get((y, x._data.dtype, x._device))
@@ -99,7 +107,7 @@ def elementwise(ufunc, data, device, cost=COSTLY):
     return getattr(device.xp, ufunc.__name__)(data)
 
 
-def public_ops(module_globals, not_ops=()):
+def public_ops(module_globals: dict[str, Any], not_ops: tuple[str, ...] = ()) -> list[str]:
     """The public ops of an op module: the functions defined in it (or declared by it) without a leading ``_``.
 
     An op module ends with ``__all__ = public_ops(globals())``; a helper that is not an op starts

@@ -6,6 +6,11 @@ gradient through too, ``Cast`` casts it back to its input's dtype;
 (diagnostics can name it) without following its output, so, as in
 TensorFlow, ops that read only that output are not recorded at all.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..errors import DTypeError
@@ -14,6 +19,9 @@ from ..registry import NotDifferentiable, RegisterGradient
 from ..tensor import Tensor
 from .base import emit, public_ops, unary
 
+if TYPE_CHECKING:
+    from .._typing import DTypeLike, TensorLike
+
 
 
 def _read(x):
@@ -21,7 +29,7 @@ def _read(x):
     return x._data if x.__class__ is Tensor else x._data.copy()
 
 
-def identity(x):
+def identity(x: TensorLike) -> Tensor:
     """A tensor with the values of ``x``; the gradient passes through unchanged.
 
     Reading a Variable through ``identity`` snapshots its current value.
@@ -44,7 +52,7 @@ def _identity_grad(op, dy):
     return (dy,)
 
 
-def stop_gradient(x):
+def stop_gradient(x: TensorLike) -> Tensor:
     """A tensor with the values of ``x`` through which no gradient flows.
 
     Example:
@@ -66,7 +74,7 @@ def stop_gradient(x):
 NotDifferentiable("StopGradient")
 
 
-def cast(x, dtype):
+def cast(x: TensorLike, dtype: DTypeLike) -> Tensor:
     """``x`` in ``dtype`` (TensorFlow's ``tf.cast``, NumPy's ``astype``); differentiable between floats.
 
     The gradient is cast back to ``x``'s dtype; an integer or boolean ``x``, or
@@ -104,3 +112,8 @@ def _cast_grad(op, dy):
 TENSOR_METHODS = {"astype": cast}
 
 __all__ = public_ops(globals())
+
+if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
+    __all__ = [
+        "identity", "stop_gradient", "cast"
+    ]

@@ -17,6 +17,11 @@ two, and derivatives of any order stay within them.
 
 The window helpers here (:func:`windows`, :func:`col2im`) also serve pooling.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import collections
 
 import numpy as np
@@ -26,6 +31,9 @@ from ..registry import RegisterGradient
 from ..tensor import Tensor
 from .base import emit, public_ops, same_device, unary
 from .reductions import sum as reduce_sum
+
+if TYPE_CHECKING:
+    from .._typing import Shape, TensorLike
 
 
 # stride (sh, sw), padding ((top, bottom), (left, right)), dilation (dh, dw), groups
@@ -239,7 +247,8 @@ def _check_4d(op_type, name, t, layout):
         raise ShapeError(f"op {op_type!r} takes {name} of shape {layout}, got shape {t.shape}")
 
 
-def conv2d(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
+def conv2d(x: TensorLike, w: TensorLike, b: TensorLike | None = None, stride: int | tuple[int, int] = 1,
+           padding: Any = 0, dilation: int | tuple[int, int] = 1, groups: int = 1) -> Tensor:
     """2-D convolution (cross-correlation, as in PyTorch and TensorFlow) of NCHW ``x`` with OIHW ``w``.
 
     ``x`` has shape (N, C, H, W), ``w`` (O, C/groups, KH, KW), ``b`` (O,) or
@@ -323,7 +332,7 @@ def _as_geometry(geom, op_type, x_shape, w_shape):
     return _conv_geometry(op_type, x_shape, w_shape, *geom)
 
 
-def conv2d_backprop_input(dy, w, x_shape, geom):
+def conv2d_backprop_input(dy: TensorLike, w: TensorLike, x_shape: Shape, geom: Any) -> Tensor:
     """Gradient of :func:`conv2d` with respect to its input, of shape ``x_shape``.
 
     ``dy`` is the (N, O, OH, OW) upstream gradient; ``geom`` a conv
@@ -357,7 +366,7 @@ def _conv2d_backprop_input_grad(op, g):
             conv2d_backprop_filter(g, dy, w.shape, geom) if need_w else None)
 
 
-def conv2d_backprop_filter(x, dy, w_shape, geom):
+def conv2d_backprop_filter(x: TensorLike, dy: TensorLike, w_shape: Shape, geom: Any) -> Tensor:
     """Gradient of :func:`conv2d` with respect to its filters, of shape ``w_shape``.
 
     ``x`` is the (N, C, H, W) input, ``dy`` the (N, O, OH, OW) upstream
@@ -407,6 +416,11 @@ def _check_dy(op_type, dy, x_shape, w_shape, geom):
     _check_dtypes(op_type, dy)
 
 
-TENSOR_METHODS = {}
+TENSOR_METHODS: dict = {}
 
 __all__ = public_ops(globals(), not_ops=('pair', 'output_size', 'check_fits', 'padded', 'windows', 'col2im'))
+
+if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
+    __all__ = [
+        "conv2d", "conv2d_backprop_input", "conv2d_backprop_filter"
+    ]

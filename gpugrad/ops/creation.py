@@ -5,12 +5,20 @@
 
 None of these are recorded: a new constant has no gradient path.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..backend import get_device
 from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
 from .base import public_ops, unary
+
+if TYPE_CHECKING:
+    from .._typing import DTypeLike, DeviceLike, Shape, TensorLike
 
 
 
@@ -26,7 +34,7 @@ def _make(xp_fn, shape, fill, dtype, device):
     return Tensor._wrap(data if dev.index == 0 else with_index(data, None, dev.index), dev)
 
 
-def zeros(shape, dtype=None, device=None):
+def zeros(shape: Shape, dtype: DTypeLike = None, device: DeviceLike = None) -> Tensor:
     """A tensor of zeros (float32 unless ``dtype`` says otherwise).
 
     Example:
@@ -37,7 +45,7 @@ def zeros(shape, dtype=None, device=None):
     return _make("zeros", shape, None, dtype, device)
 
 
-def ones(shape, dtype=None, device=None):
+def ones(shape: Shape, dtype: DTypeLike = None, device: DeviceLike = None) -> Tensor:
     """A tensor of ones (float32 unless ``dtype`` says otherwise).
 
     Example:
@@ -48,7 +56,7 @@ def ones(shape, dtype=None, device=None):
     return _make("ones", shape, None, dtype, device)
 
 
-def full(shape, value, dtype=None, device=None):
+def full(shape: Shape, value: float, dtype: DTypeLike = None, device: DeviceLike = None) -> Tensor:
     """A tensor filled with ``value``.
 
     Example:
@@ -59,7 +67,7 @@ def full(shape, value, dtype=None, device=None):
     return _make("full", shape, value, dtype, device)
 
 
-def zeros_like(x):
+def zeros_like(x: TensorLike) -> Tensor:
     """Zeros with ``x``'s shape, dtype and device.
 
     Example:
@@ -70,7 +78,7 @@ def zeros_like(x):
     return Tensor._wrap(x._device.xp.zeros_like(x._data), x._device)
 
 
-def ones_like(x):
+def ones_like(x: TensorLike) -> Tensor:
     """Ones with ``x``'s shape, dtype and device.
 
     Example:
@@ -83,7 +91,7 @@ def ones_like(x):
     return Tensor._wrap(xp.asarray(1, d.dtype) if d.ndim == 0 else xp.ones(d.shape, d.dtype), x._device)
 
 
-def full_like(x, fill_value, dtype=None, shape=None):
+def full_like(x: TensorLike, fill_value: float, dtype: DTypeLike = None, shape: Shape | None = None) -> Tensor:
     """A tensor of ``x``'s shape (or ``shape``), dtype (or ``dtype``) and device filled with ``fill_value``.
 
     Example:
@@ -114,7 +122,8 @@ def _is_int(v):
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
-def arange(start, stop=None, step=None, dtype=None, device=None):
+def arange(start: float, stop: float | None = None, step: float | None = None, dtype: DTypeLike = None,
+           device: DeviceLike = None) -> Tensor:
     """Evenly spaced values in ``[start, stop)`` ``step`` apart, as ``np.arange``.
 
     The dtype is int64 when ``start``, ``stop`` and ``step`` are ints, else
@@ -141,7 +150,8 @@ def arange(start, stop=None, step=None, dtype=None, device=None):
     return _place(dev.xp.arange(start, stop, step, dtype=np.dtype(dtype)), dev)
 
 
-def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, device=None):
+def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True, retstep: bool = False,
+             dtype: DTypeLike = None, device: DeviceLike = None) -> Tensor | tuple[Tensor, float]:
     """``num`` evenly spaced values from ``start`` to ``stop`` (included with ``endpoint``), as ``np.linspace``.
 
     ``start`` and ``stop`` are numbers; the dtype is float32 unless ``dtype``
@@ -169,7 +179,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, devi
     return out
 
 
-def eye(N, M=None, k=0, dtype=None, device=None):  # noqa: N803 - NumPy's names
+def eye(N: int, M: int | None = None, k: int = 0, dtype: DTypeLike = None, device: DeviceLike = None) -> Tensor:  # noqa: N803 - NumPy's names
     """An ``N`` x ``M`` matrix with ones on diagonal ``k`` (0 the main, > 0 above), as ``np.eye``.
 
     Example:
@@ -180,7 +190,7 @@ def eye(N, M=None, k=0, dtype=None, device=None):  # noqa: N803 - NumPy's names
     return _diagonal_matrix("eye", N, M, k, dtype, device)
 
 
-def tri(N, M=None, k=0, dtype=None, device=None):  # noqa: N803 - NumPy's names
+def tri(N: int, M: int | None = None, k: int = 0, dtype: DTypeLike = None, device: DeviceLike = None) -> Tensor:  # noqa: N803 - NumPy's names
     """An ``N`` x ``M`` matrix with ones at and below diagonal ``k``, zeros above, as ``np.tri``.
 
     Example:
@@ -202,6 +212,11 @@ def _diagonal_matrix(name, N, M, k, dtype, device):  # noqa: N803 - NumPy's name
     return _place(maker(N, M, int(k), dtype=np.dtype(dtype if dtype is not None else np.float32)), dev)
 
 
-TENSOR_METHODS = {}
+TENSOR_METHODS: dict = {}
 
 __all__ = public_ops(globals())
+
+if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
+    __all__ = [
+        "zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "arange", "linspace", "eye", "tri"
+    ]

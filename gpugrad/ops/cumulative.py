@@ -7,6 +7,11 @@ from the products of the others (see ``_cumprod_grad``). ``diff``, ``gradient``
 and ``trapezoid`` are slices, subtractions and sums, so they need no rule of
 their own.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..errors import ShapeError
@@ -18,6 +23,10 @@ from .indexing import getitem
 from .math import reciprocal
 from .reductions import sum as _sum
 from .shape import broadcast_to, concat, expand_dims, normalize_axis_index, reshape, transpose
+
+if TYPE_CHECKING:
+    from .._typing import Axis, DTypeLike, TensorLike
+    from ..tensor import Tensor
 
 
 def _along(x, axis, op_type):
@@ -37,7 +46,7 @@ def _reversed(x, axis):
 # ---------------------------------------------------------------- cumsum
 
 
-def cumsum(x, axis=None, dtype=None):
+def cumsum(x: TensorLike, axis: Axis = None, dtype: DTypeLike = None) -> Tensor:
     """Cumulative sum along ``axis`` (of the flattened tensor for ``None``), as ``np.cumsum``.
 
     Example:
@@ -64,7 +73,7 @@ def _cumsum_grad(op, dy):
 # ---------------------------------------------------------------- cumprod
 
 
-def cumprod(x, axis=None, dtype=None):
+def cumprod(x: TensorLike, axis: Axis = None, dtype: DTypeLike = None) -> Tensor:
     """Cumulative product along ``axis`` (of the flattened tensor for ``None``), as ``np.cumprod``.
 
     Its gradient is exact with zeros in ``x`` (no division by ``x``).
@@ -127,7 +136,8 @@ def _edge(v, x, axis, op_type, name):
     return v
 
 
-def diff(a, n=1, axis=-1, prepend=None, append=None):
+def diff(a: TensorLike, n: int = 1, axis: Axis = -1, prepend: TensorLike | None = None,
+         append: TensorLike | None = None) -> Tensor:
     """The ``n``-th discrete difference along ``axis``, ``out[i] = a[i + 1] - a[i]``, as ``np.diff``.
 
     ``prepend`` / ``append`` (scalars or tensors) are joined to ``a`` along
@@ -183,7 +193,7 @@ def _spacing(varargs, naxes):
     return out
 
 
-def gradient(f, *varargs, axis=None, edge_order=1):
+def gradient(f: TensorLike, *varargs: TensorLike, axis: Axis = None, edge_order: int = 1) -> Tensor | tuple[Tensor, ...]:
     """The gradient of sampled ``f`` by central differences inside, one-sided at the edges, as ``np.gradient``.
 
     ``varargs`` is the spacing: none (unit), one scalar for every axis, or one
@@ -232,7 +242,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
 # ---------------------------------------------------------------- trapezoid
 
 
-def trapezoid(y, x=None, dx=1.0, axis=-1):
+def trapezoid(y: TensorLike, x: TensorLike | None = None, dx: float = 1.0, axis: Axis = -1) -> Tensor:
     """The integral of ``y`` along ``axis`` by the trapezoidal rule, as ``np.trapezoid``.
 
     With ``x`` (a tensor of ``y``'s shape or a 1-D one along ``axis``) the
@@ -259,7 +269,7 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
                 raise ShapeError(f"op 'Trapezoid': x of shape {x.shape} does not match axis {axis} of y's "
                                  f"shape {y.shape}")
             d = diff(x)
-            d = reshape(d, (1,) * axis + (d.shape[0],) + (1,) * (y.ndim - axis - 1))
+            d = reshape(d, (1,) * axis + (d.shape[0],) + (1,) * (y.ndim - axis - 1))  # type: ignore[attr-defined]  # d: a Tensor here
         elif x.shape == y.shape:
             d = diff(x, axis=axis)
         else:
@@ -271,3 +281,8 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
 TENSOR_METHODS = {"cumsum": cumsum, "cumprod": cumprod}
 
 __all__ = public_ops(globals())
+
+if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
+    __all__ = [
+        "cumsum", "cumprod", "diff", "gradient", "trapezoid"
+    ]

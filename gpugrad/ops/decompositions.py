@@ -19,6 +19,11 @@ An op that reads one triangle only (``cholesky``, ``eigh``) gets a gradient
 for that triangle only: (P + P^T) on the strict triangle, P's diagonal on the
 diagonal, zero in the triangle it never reads, as finite differences see it.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import collections
 import contextlib
 import operator
@@ -39,6 +44,9 @@ from .reductions import max as _max
 from .reductions import min as _min
 from .reductions import sum as _sum
 from .shape import expand_dims, reshape, transpose
+
+if TYPE_CHECKING:
+    from .._typing import Axis, TensorLike
 
 SlogdetResult = collections.namedtuple("SlogdetResult", ["sign", "logabsdet"])
 EighResult = collections.namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
@@ -131,7 +139,7 @@ def _as_matrix_scalar(t):
 # ---------------------------------------------------------------- inv, solve
 
 
-def inv(a):
+def inv(a: TensorLike) -> Tensor:
     """The inverse of each square matrix in ``a`` (..., M, M), as ``numpy.linalg.inv``.
 
     Raises :class:`gpugrad.errors.LinAlgError` for a singular matrix.
@@ -155,7 +163,7 @@ def _inv_grad(op, dy):
     return (negative(matmul(y, matmul(dy, y, transpose_b=True), transpose_a=True)),)
 
 
-def solve(a, b):
+def solve(a: TensorLike, b: TensorLike) -> Tensor:
     """The solution x of ``a @ x = b``, as ``numpy.linalg.solve`` (NumPy 2's rule for ``b``).
 
     ``a`` is (..., M, M); ``b`` is a vector (M,) or a batch of matrices
@@ -210,7 +218,7 @@ def _solve_grad(op, dx):
 # ---------------------------------------------------------------- det, slogdet
 
 
-def det(a):
+def det(a: TensorLike) -> Tensor:
     """The determinant of each square matrix in ``a`` (..., M, M), as ``numpy.linalg.det``.
 
     NOTE: the gradient, det(A) A^{-T}, needs A invertible: at a singular A it raises
@@ -234,7 +242,7 @@ def _det_grad(op, dy):
     return (multiply(_as_matrix_scalar(multiply(dy, y)), _mT(inv(a))),)
 
 
-def slogdet(a):
+def slogdet(a: TensorLike) -> SlogdetResult:
     """``(sign, logabsdet)`` of each square matrix in ``a``, as ``numpy.linalg.slogdet``.
 
     The gradient flows through ``logabsdet`` (``sign`` is piecewise constant).
@@ -261,7 +269,7 @@ def _slogdet_grad(op, dsign, dlogdet):
 # ---------------------------------------------------------------- cholesky
 
 
-def cholesky(a, /, *, upper=False):
+def cholesky(a: TensorLike, /, *, upper: bool = False) -> Tensor:
     """The Cholesky factor of each positive-definite matrix in ``a``, as ``numpy.linalg.cholesky``.
 
     ``L`` (lower, ``a = L @ L.T``) by default, reading the lower triangle of
@@ -299,7 +307,7 @@ def _cholesky_grad(op, dl):
 # ---------------------------------------------------------------- qr
 
 
-def qr(a, mode="reduced"):
+def qr(a: TensorLike, mode: str = "reduced") -> Tensor | QRResult:
     """The QR decomposition of each matrix in ``a`` (..., M, N), as ``numpy.linalg.qr``.
 
     ``mode``: ``"reduced"`` (Q (..., M, K), R (..., K, N), K = min(M, N)),
@@ -345,7 +353,7 @@ def _qr_grad(op, dq, dr):
 # ---------------------------------------------------------------- eigh, eig
 
 
-def eigh(a, UPLO="L"):  # noqa: N803 - NumPy's name
+def eigh(a: TensorLike, UPLO: str = "L") -> EighResult:  # noqa: N803 - NumPy's name
     """Eigenvalues (ascending) and eigenvectors of each symmetric matrix in ``a``, as ``numpy.linalg.eigh``.
 
     Returns ``(w, v)`` with ``a @ v = v * w``; only the ``UPLO`` triangle of
@@ -394,7 +402,7 @@ def _eigh_grad(op, dw, dv):
     return (_one_triangle(g, lower=op.attrs["lower"]),)
 
 
-def eig(a):
+def eig(a: TensorLike) -> EigResult:
     """Eigenvalues and right eigenvectors of each square matrix in ``a``, as ``numpy.linalg.eig``.
 
     CPU only: CuPy has no general (non-symmetric) eig, so a GPU tensor raises
@@ -437,7 +445,7 @@ def _eig_grad(op, dw, dv):
 # ---------------------------------------------------------------- svd, pinv
 
 
-def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+def svd(a: TensorLike, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False) -> Tensor | SVDResult:
     """The singular value decomposition of each matrix in ``a``, as ``numpy.linalg.svd``.
 
     Returns ``(U, S, Vh)`` with ``a = U @ diag(S) @ Vh`` (S descending), or S
@@ -502,7 +510,7 @@ def _svd_grad(op, *grads):
 _NO_VALUE = object()
 
 
-def pinv(a, rcond=None, hermitian=False, *, rtol=_NO_VALUE):
+def pinv(a: TensorLike, rcond: float | None = None, hermitian: bool = False, *, rtol: float = _NO_VALUE) -> Tensor:
     """The Moore-Penrose pseudo-inverse of each matrix in ``a`` (..., M, N), as ``numpy.linalg.pinv``.
 
     Singular values at or below ``rcond * max(S)`` count as zero (NumPy's
@@ -538,7 +546,7 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=_NO_VALUE):
     return matmul(multiply(vh, expand_dims(s_inv, -1)), u, transpose_a=True, transpose_b=True)
 
 
-def lstsq(a, b, rcond=None):
+def lstsq(a: TensorLike, b: TensorLike, rcond: float | None = None) -> tuple[Tensor, Tensor, int, Tensor]:
     """The least-squares solution of ``a @ x = b``, as ``numpy.linalg.lstsq``: ``(x, residuals, rank, s)``.
 
     ``a`` is (M, N), ``b`` (M,) or (M, K). Singular values at or below
@@ -577,13 +585,13 @@ def lstsq(a, b, rcond=None):
             residuals = reshape(residuals, (1,))
     else:
         residuals = Tensor._wrap(xp.zeros((0,), dtype=x._data.dtype), x._device)
-    return x, residuals, rank, s
+    return x, residuals, rank, s  # type: ignore[return-value]  # svd(compute_uv=False): a Tensor
 
 
 # ---------------------------------------------------------------- matrix_power
 
 
-def matrix_power(a, n):
+def matrix_power(a: TensorLike, n: int) -> Tensor:
     """``a`` (..., M, M) raised to the integer power ``n``, as ``numpy.linalg.matrix_power``.
 
     By repeated squaring (NumPy's order of products); ``n < 0`` inverts first
@@ -616,7 +624,7 @@ def matrix_power(a, n):
         n, bit = divmod(n, 2)
         if bit:
             result = z if result is None else matmul(result, z)
-    return result
+    return result  # type: ignore[return-value]  # n >= 2 here: the loop sets it
 
 
 # ---------------------------------------------------------------- norm
@@ -649,7 +657,7 @@ def _moved_last(x, row, col):
     return transpose(x, tuple(rest) + (row, col))
 
 
-def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 - NumPy's name
+def norm(x: TensorLike, ord: Any = None, axis: Axis = None, keepdims: bool = False) -> Tensor:  # noqa: A002 - NumPy's name
     """A vector or matrix norm, as ``numpy.linalg.norm``.
 
     ``axis`` an int (or ``x`` 1-D): vector norms, ``ord`` None or 2 (Euclidean),
@@ -731,6 +739,12 @@ def _matrix_norm(x, ord, axis):  # noqa: A002
     raise ValueError(f"Invalid norm order {ord!r} for matrices.")
 
 
-TENSOR_METHODS = {}
+TENSOR_METHODS: dict = {}
 
 __all__ = public_ops(globals())
+
+if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
+    __all__ = [
+        "inv", "solve", "det", "slogdet", "cholesky", "qr", "eigh", "eig", "svd", "pinv", "lstsq", "matrix_power",
+        "norm"
+    ]

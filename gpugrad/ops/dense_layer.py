@@ -7,6 +7,11 @@ activation are applied in place on the fresh matmul output, as PyTorch's
 reads the output alone are fused (``relu``, ``tanh``, ``sigmoid``); the rule
 sends dy through their hot gradient op, then through the matmul and the bias.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from ..errors import DTypeError, ShapeError
 from ..registry import RegisterGradient
 from ..tensor import Tensor
@@ -16,6 +21,9 @@ from .hot import HOT_GRADIENTS
 from .linalg import matmul
 from .reductions import sum
 from .shape import reshape
+
+if TYPE_CHECKING:
+    from .._typing import TensorLike
 
 FUSED_ACTIVATIONS = ("relu", "tanh", "sigmoid")
 _ACTIVATION_GRADS = {h.forward: h.function for h in HOT_GRADIENTS.values() if h.forward in FUSED_ACTIVATIONS}
@@ -44,7 +52,7 @@ def _check(x, kernel, bias, activation):
                          f"{kernel.shape}, got {bias.shape}")
 
 
-def dense(x, kernel, bias=None, activation=None):
+def dense(x: TensorLike, kernel: TensorLike, bias: TensorLike | None = None, activation: Any = None) -> Tensor:
     """``activation(x @ kernel + bias)`` in one op: one output array, one record.
 
     ``x`` has shape (..., in_features), ``kernel`` (in_features,
@@ -115,3 +123,8 @@ def _dense_grad(op, dy):
 
 
 __all__ = public_ops(globals(), not_ops=("dense_array",))
+
+if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
+    __all__ = [
+        "dense"
+    ]

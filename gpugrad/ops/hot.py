@@ -28,11 +28,14 @@ Example:
     >>> h.op_type, h.inputs, h.math
     ('TanhGrad', ('y', 'dy'), 'dy * (1 - y * y)')
 """
+
+from __future__ import annotations
+
 import ast
 import dataclasses
 import linecache
 import types
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from .._donation import lent, take
 from ..backend import CPU, cpu_fast, kernel_source
@@ -42,7 +45,7 @@ from .base import broadcast_error, emit, emit_many, same_device, unary
 
 __all__ = ["HotGradient", "Range", "Check", "declare", "HOT_GRADIENTS", "TRANSCENDENTAL", "unfused_ops"]
 
-HOT_GRADIENTS = {}  # name -> HotGradient, in the order they are declared
+HOT_GRADIENTS: dict[str, HotGradient] = {}  # name -> HotGradient, in the order they are declared
 
 # exp, log, pow, erfc: libm and NumPy each within a few ulps; float16 rounds float32 results once
 TRANSCENDENTAL = {"float16": 1, "float32": 4, "float64": 4}
@@ -126,7 +129,7 @@ class HotGradient:
         return result if isinstance(result, tuple) else (result,)
 
 
-_CODE = {}
+_CODE: dict[str, types.CodeType] = {}
 
 
 def _compiled(expression):
@@ -208,7 +211,7 @@ def _public_function(h, module_globals):
     return fn
 
 
-def declare(module_globals, **fields):
+def declare(module_globals: dict[str, Any], **fields: Any) -> Callable[..., Any]:
     """Declare a hot gradient (the fields of :class:`HotGradient`); returns its public function.
 
     Called at the top level of an op module as ``tanh_grad = declare(globals(), name="tanh_grad", ...)``.

@@ -10,6 +10,11 @@ Index arrays live on the tensor's device. NOTE: NumPy raises IndexError for
 an out-of-range integer index, but CuPy wraps it around, so off the CPU the
 range of every index array is checked here (one small reduction and a sync).
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ..backend import CPU
@@ -18,6 +23,9 @@ from ..registry import RegisterGradient
 from ..tensor import Tensor
 from .base import emit, public_ops, unaliased, unary
 from .shape import normalize_axis_index, reshape
+
+if TYPE_CHECKING:
+    from .._typing import Axis, Shape, TensorLike
 
 
 _BASIC = frozenset([int, slice, type(None), type(Ellipsis)])
@@ -126,7 +134,7 @@ def _axes_indexed(parts, ndim):
 # ---------------------------------------------------------------- getitem
 
 
-def getitem(x, key):
+def getitem(x: TensorLike, key: Any) -> Tensor:
     """``x[key]`` with NumPy's rules: basic, integer-array and boolean-mask indexing.
 
     ``key`` may hold ints, slices (negative steps too), ``...``, ``None``, and
@@ -173,7 +181,7 @@ def _getitem_grad(op, dy):
     return (getitem_grad(dy, op.attrs["key"], op.inputs[0].shape, op.attrs["accumulate"]),)
 
 
-def getitem_grad(dy, key, shape, accumulate=True):
+def getitem_grad(dy: TensorLike, key: Any, shape: Shape, accumulate: bool = True) -> Tensor:
     """Zeros of ``shape`` with ``dy`` scattered at ``key``: the gradient of ``x[key]``.
 
     With ``accumulate`` (integer indices that may repeat) values at one
@@ -248,7 +256,7 @@ def _gather_grad(op, dy):
     return (getitem_grad(dy, key, op.inputs[0].shape, True),)
 
 
-def take(x, indices, axis=None):
+def take(x: TensorLike, indices: TensorLike, axis: Axis = None) -> Tensor:
     """Elements of ``x`` at ``indices`` along ``axis``, as ``np.take`` does.
 
     With ``axis=None`` ``x`` is flattened first. Negative indices count from the
@@ -271,7 +279,7 @@ def take(x, indices, axis=None):
     return _gather("Take", x, indices, axis)
 
 
-def gather(params, indices, axis=0):
+def gather(params: TensorLike, indices: TensorLike, axis: Axis = 0) -> Tensor:
     """Slices of ``params`` at ``indices`` along ``axis``, as ``tf.gather`` does.
 
     The result has shape ``params.shape[:axis] + indices.shape + params.shape[axis+1:]``;
@@ -297,7 +305,7 @@ def _setitem(self, key, value):
 # ---------------------------------------------------------------- pad
 
 
-def pad(x, pad_width):
+def pad(x: TensorLike, pad_width: Any) -> Tensor:
     """Pad ``x`` with zeros, ``pad_width`` in NumPy's form.
 
     ``pad_width`` is an int (every side of every axis), a ``(before, after)``
@@ -363,3 +371,8 @@ TENSOR_METHODS = {
 }
 
 __all__ = public_ops(globals())
+
+if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
+    __all__ = [
+        "getitem", "getitem_grad", "take", "gather", "pad"
+    ]

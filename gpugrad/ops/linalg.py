@@ -6,6 +6,11 @@ recorded. einsum's gradient with respect to each operand is another einsum of
 the upstream gradient with the other operands; tensordot runs the array
 module's tensordot and differentiates as the einsum it equals.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import string
 from collections import Counter
 
@@ -14,6 +19,9 @@ from ..registry import RegisterGradient
 from ..tensor import Tensor
 from .base import binary, emit, public_ops, same_device, unary
 from .shape import broadcast_to, reshape
+
+if TYPE_CHECKING:
+    from .._typing import TensorLike
 
 
 # ---------------------------------------------------------------- matmul
@@ -28,7 +36,7 @@ def _matmul_error(a, b, transpose_a, transpose_b, why):
     return ShapeError(f"op 'MatMul' cannot multiply shapes {a.shape} and {b.shape}{flags}: {why}")
 
 
-def matmul(a, b, transpose_a=False, transpose_b=False):
+def matmul(a: TensorLike, b: TensorLike, transpose_a: bool = False, transpose_b: bool = False) -> Tensor:
     """Matrix product with NumPy's rules: batched over leading axes, which broadcast.
 
     A 1-D first operand acts as a row vector and a 1-D second operand as a
@@ -113,7 +121,7 @@ def _matmul_grad(op, dy):
 # ---------------------------------------------------------------- einsum
 
 _LETTERS = string.ascii_letters
-_parsed = {}  # (subscripts, operand ndims) -> (input letters, output letters, explicit spec)
+_parsed: dict = {}  # (subscripts, operand ndims) -> (input letters, output letters, explicit spec)
 
 
 def _einsum_error(subscripts, tensors, why):
@@ -158,7 +166,7 @@ def _einsum_arrays(xp, spec, arrays):
     return xp.einsum(spec, *arrays, optimize=optimize)
 
 
-def einsum(subscripts, *operands):
+def einsum(subscripts: str, *operands: TensorLike) -> Tensor:
     """Einstein summation as ``numpy.einsum``: explicit ('->') or implicit output, '...', repeated letters.
 
     Example:
@@ -260,7 +268,7 @@ def _tensordot_axes(axes, a, b):
     return axes_a, axes_b
 
 
-def tensordot(a, b, axes=2):
+def tensordot(a: TensorLike, b: TensorLike, axes: Any = 2) -> Tensor:
     """Sum of products over axes of ``a`` and ``b`` as ``numpy.tensordot``.
 
     ``axes`` is N (the last N axes of ``a`` with the first N of ``b``) or a
@@ -304,3 +312,8 @@ def _tensordot_grad(op, dy):
 TENSOR_METHODS = {"matmul": matmul, "__matmul__": matmul, "__rmatmul__": _rmatmul}
 
 __all__ = public_ops(globals())
+
+if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
+    __all__ = [
+        "matmul", "einsum", "tensordot"
+    ]

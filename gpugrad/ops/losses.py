@@ -8,6 +8,11 @@ one pass, from the probabilities the forward pass already computed. Those are
 recorded as a ``Softmax`` of the logits, so an outer tape can differentiate the
 gradient again.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import builtins
 
 import numpy as np
@@ -22,6 +27,9 @@ from .base import binary, elementwise, emit, public_ops, same_device, unary
 from .math import exp, square
 from .reductions import mean, mean_data, normalize_axis, sum, sum_data
 from .shape import reshape
+
+if TYPE_CHECKING:
+    from .._typing import Axis, TensorLike
 
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -67,7 +75,7 @@ def _axes(x, axis, op_type):
     return normalize_axis(axis, x.ndim)
 
 
-def softmax(x, axis=-1):
+def softmax(x: TensorLike, axis: Axis = -1) -> Tensor:
     """exp(x) / sum(exp(x)) over ``axis``, computed with the max shifted out.
 
     Example:
@@ -97,7 +105,7 @@ def _softmax_grad(op, dy):
     return (multiply(y, dy - sum(dy * y, axis=op.attrs["axes"], keepdims=True)),)
 
 
-def log_softmax(x, axis=-1):
+def log_softmax(x: TensorLike, axis: Axis = -1) -> Tensor:
     """x - logsumexp(x) over ``axis``: the log of :func:`softmax`, without underflow.
 
     Example:
@@ -158,7 +166,7 @@ def _label_tensor(labels, logits, op_type):
     return labels
 
 
-def softmax_cross_entropy(logits, labels, reduction="mean"):
+def softmax_cross_entropy(logits: TensorLike, labels: TensorLike, reduction: str = "mean") -> Tensor:
     """Cross-entropy of ``softmax(logits)`` against integer class ``labels``.
 
     ``logits`` has shape (..., C); ``labels`` (a tensor, NumPy array or list of
@@ -228,7 +236,7 @@ def _softmax_cross_entropy_grad_cpu(probs, labels, dy):
     return dx
 
 
-def softmax_cross_entropy_grad(probs, labels, dy):
+def softmax_cross_entropy_grad(probs: TensorLike, labels: TensorLike, dy: TensorLike) -> Tensor:
     """Fused gradient of softmax_cross_entropy: ``(probs - onehot(labels)) * dy[..., None]``.
 
     ``probs`` (..., C) are the softmax probabilities, ``labels`` int64 (...),
@@ -276,7 +284,7 @@ def _softmax_cross_entropy_grad_grad(op, g):
 # ---------------------------------------------------------------- sigmoid_cross_entropy, mse
 
 
-def sigmoid_cross_entropy(logits, targets, reduction="mean"):
+def sigmoid_cross_entropy(logits: TensorLike, targets: TensorLike, reduction: str = "mean") -> Tensor:
     """Binary cross-entropy of ``sigmoid(logits)`` against ``targets`` in [0, 1], elementwise.
 
     Computed as ``max(x, 0) - x * z + log1p(exp(-|x|))``, finite for any
@@ -314,7 +322,7 @@ def _sigmoid_cross_entropy_grad(op, dy):
     return (multiply(dy, sigmoid(x) - z) if need_x else None), (-multiply(dy, x) if need_z else None)
 
 
-def mse(pred, target, reduction="mean"):
+def mse(pred: TensorLike, target: TensorLike, reduction: str = "mean") -> Tensor:
     """Mean squared error: ``(pred - target) ** 2``, reduced by ``reduction``.
 
     ``target`` has the shape of ``pred``, or is one number for every element;
@@ -347,3 +355,8 @@ def mse(pred, target, reduction="mean"):
 TENSOR_METHODS = {"softmax": softmax, "log_softmax": log_softmax}
 
 __all__ = public_ops(globals(), not_ops=("softmax_array", "softmax_cross_entropy_arrays", "check_labels"))
+
+if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
+    __all__ = [
+        "softmax", "log_softmax", "softmax_cross_entropy", "softmax_cross_entropy_grad", "sigmoid_cross_entropy", "mse"
+    ]

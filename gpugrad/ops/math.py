@@ -7,6 +7,11 @@ tensors with the Python operators (``g * dy``, ``-g``): the arithmetic ops,
 installed on Tensor, without an import of :mod:`.arithmetic`, which imports
 this module.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..backend.cpu_fast import CHEAP
@@ -14,11 +19,15 @@ from ..registry import RegisterGradient
 from .base import elementwise, emit, host_scalar, public_ops, scalar_of_broadcast, unary
 from .hot import Check, Range, declare
 
+if TYPE_CHECKING:
+    from .._typing import TensorLike
+    from ..tensor import Tensor
+
 
 # ---------------------------------------------------------------- square
 
 
-def square(x):
+def square(x: TensorLike) -> Tensor:
     """x * x elementwise.
 
     Example:
@@ -59,7 +68,7 @@ square_grad = declare(
 # ---------------------------------------------------------------- sqrt, rsqrt, reciprocal
 
 
-def sqrt(x):
+def sqrt(x: TensorLike) -> Tensor:
     """Square root elementwise.
 
     Example:
@@ -95,7 +104,7 @@ sqrt_grad = declare(
     example=">>> gg.raw_ops.sqrt_grad(gg.tensor(2.0), gg.tensor(1.0)).item()\n0.25")
 
 
-def rsqrt(x):
+def rsqrt(x: TensorLike) -> Tensor:
     """1 / sqrt(x) elementwise.
 
     Example:
@@ -131,7 +140,7 @@ rsqrt_grad = declare(
     example=">>> gg.raw_ops.rsqrt_grad(gg.tensor(0.5), gg.tensor(1.0)).item()\n-0.0625")
 
 
-def reciprocal(x):
+def reciprocal(x: TensorLike) -> Tensor:
     """1 / x elementwise.
 
     Example:
@@ -169,7 +178,7 @@ reciprocal_grad = declare(
 # ---------------------------------------------------------------- exp, log, expm1, log1p
 
 
-def exp(x):
+def exp(x: TensorLike) -> Tensor:
     """e ** x elementwise.
 
     Example:
@@ -204,7 +213,7 @@ exp_grad = declare(
     example=">>> gg.raw_ops.exp_grad(gg.tensor(2.0), gg.tensor(3.0)).item()\n6.0")
 
 
-def log(x):
+def log(x: TensorLike) -> Tensor:
     """Natural logarithm elementwise.
 
     Example:
@@ -240,7 +249,7 @@ log_grad = declare(
     example=">>> gg.raw_ops.log_grad(gg.tensor(4.0), gg.tensor(1.0)).item()\n0.25")
 
 
-def expm1(x):
+def expm1(x: TensorLike) -> Tensor:
     """e ** x - 1 elementwise, accurate near 0.
 
     Example:
@@ -258,7 +267,7 @@ def _expm1_grad(op, dy):
     return (dy * (op.outputs[0] + 1.0),)
 
 
-def log1p(x):
+def log1p(x: TensorLike) -> Tensor:
     """log(1 + x) elementwise, accurate near 0.
 
     Example:
@@ -279,7 +288,7 @@ def _log1p_grad(op, dy):
 # ---------------------------------------------------------------- sin, cos
 
 
-def sin(x):
+def sin(x: TensorLike) -> Tensor:
     """Sine elementwise.
 
     Example:
@@ -296,7 +305,7 @@ def _sin_grad(op, dy):
     return (dy * cos(op.inputs[0]),)
 
 
-def cos(x):
+def cos(x: TensorLike) -> Tensor:
     """Cosine elementwise.
 
     Example:
@@ -316,7 +325,7 @@ def _cos_grad(op, dy):
 # ---------------------------------------------------------------- cbrt
 
 
-def cbrt(x):
+def cbrt(x: TensorLike) -> Tensor:
     """The real cube root elementwise (negative for negative x), as ``numpy.cbrt``.
 
     Example:
@@ -358,3 +367,9 @@ TENSOR_METHODS = {"exp": exp, "log": log, "sqrt": sqrt, "square": square}
 
 
 __all__ = public_ops(globals())
+
+if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
+    __all__ = [
+        "square", "square_grad", "sqrt", "sqrt_grad", "rsqrt", "rsqrt_grad", "reciprocal", "reciprocal_grad", "exp",
+        "exp_grad", "log", "log_grad", "expm1", "log1p", "sin", "cos", "cbrt", "cbrt_grad"
+    ]

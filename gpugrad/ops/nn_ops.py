@@ -10,6 +10,11 @@
   of ``rstd``, which is what a second derivative sends there. The scale and
   shift are ordinary Mul and Add ops.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
@@ -22,12 +27,15 @@ from .reductions import group_size, mean, sum
 from .shape import reshape
 from .. import random as _random
 
+if TYPE_CHECKING:
+    from .._typing import Shape, TensorLike
+
 
 
 # ---------------------------------------------------------------- dropout
 
 
-def dropout(x, rate, training=True, seed=None):
+def dropout(x: TensorLike, rate: float, training: bool = True, seed: int | None = None) -> Tensor:
     """Zero each element of ``x`` with probability ``rate``, scaling the rest by ``1 / (1 - rate)``.
 
     Inverted dropout: the expected value is unchanged, and in evaluation
@@ -71,7 +79,7 @@ def _dropout_grad(op, dy):
 # ---------------------------------------------------------------- embedding
 
 
-def embedding(ids, weight):
+def embedding(ids: TensorLike, weight: TensorLike) -> Tensor:
     """Rows of ``weight`` (num_embeddings, dim) at integer ``ids`` of any shape: shape ``ids.shape + (dim,)``.
 
     ``ids`` may be a gpugrad tensor, a NumPy array or a list; each must lie in
@@ -151,7 +159,8 @@ def _check_param(op_type, name, p, shape, x):
                          f"got {tuple(getattr(p, 'shape', np.shape(p)))}")
 
 
-def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
+def layer_norm(x: TensorLike, normalized_shape: Shape, weight: TensorLike | None = None, bias: TensorLike | None = None,
+               eps: float = 1e-5) -> Tensor:
     """Normalise ``x`` over its last dimensions ``normalized_shape``, then scale and shift.
 
     ``(x - mean) / sqrt(var + eps) * weight + bias``, the mean and (biased)
@@ -201,8 +210,8 @@ def _update(stat, data, new):
         data[...] = new
 
 
-def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=True, momentum=0.1,
-               eps=1e-5):
+def batch_norm(x: TensorLike, running_mean: TensorLike, running_var: TensorLike, weight: TensorLike | None = None, bias: TensorLike | None = None, training: bool = True, momentum: float = 0.1,
+               eps: float = 1e-5) -> Tensor:
     """Batch normalisation of ``x`` (N, C, ...) per channel C, then scale ``weight`` and shift ``bias`` (C,).
 
     In training the batch's mean and (biased) variance over every axis but
@@ -259,6 +268,11 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Tr
     return add(multiply(x, scale), shift)
 
 
-TENSOR_METHODS = {}
+TENSOR_METHODS: dict = {}
 
 __all__ = public_ops(globals())
+
+if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
+    __all__ = [
+        "dropout", "embedding", "layer_norm", "batch_norm"
+    ]

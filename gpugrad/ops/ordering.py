@@ -10,6 +10,11 @@ getitems and a ``Concat``, ``flip`` a ``GetItem`` with negative steps,
 through the permutation). ``argsort``, ``searchsorted`` and ``nonzero`` give
 integer tensors that are not recorded: their gradients are ``None``.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Sequence
+
 import numpy as np
 
 from ..errors import DTypeError, ShapeError
@@ -18,6 +23,9 @@ from .arithmetic import where
 from .base import emit, public_ops, same_device, unary
 from .indexing import _getitem, _index_array, _to_device, getitem, take
 from .shape import _tensor_list, broadcast_to, concat, normalize_axis_index, reshape, transpose
+
+if TYPE_CHECKING:
+    from .._typing import Axis, TensorLike
 
 
 def _axes_tuple(axis, ndim, op_type, shape):
@@ -39,7 +47,7 @@ def _host_ints(value, op_type, name):
 # ---------------------------------------------------------------- copy, ravel, moveaxis, swapaxes
 
 
-def copy(x):
+def copy(x: TensorLike) -> Tensor:
     """A new tensor with ``x``'s values, as ``numpy.copy``; recorded as ``Identity`` (gradient dy).
 
     Example:
@@ -51,7 +59,7 @@ def copy(x):
     return emit("Identity", x._data.copy(), x._device, (x,))
 
 
-def ravel(x, order="C"):
+def ravel(x: TensorLike, order: str = "C") -> Tensor:
     """``x`` flattened in C order, as ``numpy.ravel``; recorded as ``Reshape``. Only ``order="C"``.
 
     Example:
@@ -64,7 +72,7 @@ def ravel(x, order="C"):
     return reshape(x, -1)
 
 
-def moveaxis(x, source, destination):
+def moveaxis(x: TensorLike, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
     """``x`` with axes ``source`` moved to positions ``destination`` (ints or sequences), as ``numpy.moveaxis``.
 
     Example:
@@ -84,7 +92,7 @@ def moveaxis(x, source, destination):
     return transpose(x, order)
 
 
-def swapaxes(x, axis1, axis2):
+def swapaxes(x: TensorLike, axis1: int, axis2: int) -> Tensor:
     """``x`` with axes ``axis1`` and ``axis2`` interchanged, as ``numpy.swapaxes``; a ``Transpose``.
 
     Example:
@@ -103,7 +111,7 @@ def swapaxes(x, axis1, axis2):
 # ---------------------------------------------------------------- repeat, tile, roll
 
 
-def repeat(x, repeats, axis=None):
+def repeat(x: TensorLike, repeats: TensorLike, axis: Axis = None) -> Tensor:
     """Each element of ``x`` repeated ``repeats`` times along ``axis``, as ``numpy.repeat``.
 
     ``repeats`` is an int or one count per element of that axis; ``axis=None``
@@ -133,7 +141,7 @@ def repeat(x, repeats, axis=None):
     return take(x, index, axis=axis)
 
 
-def tile(x, reps):
+def tile(x: TensorLike, reps: int | Sequence[int]) -> Tensor:
     """``x`` repeated ``reps`` times along each axis, as ``numpy.tile``.
 
     A shorter ``reps`` gets leading ones; a shorter ``x`` gets leading axes of
@@ -159,7 +167,7 @@ def tile(x, reps):
     return reshape(y, tuple(r * n for r, n in zip(reps, shape)))
 
 
-def roll(x, shift, axis=None):
+def roll(x: TensorLike, shift: int | Sequence[int], axis: Axis = None) -> Tensor:
     """``x`` with its elements shifted by ``shift`` along ``axis`` (wrapping around), as ``numpy.roll``.
 
     ``shift`` and ``axis`` are ints or tuples that broadcast against each other;
@@ -181,7 +189,7 @@ def roll(x, shift, axis=None):
         pairs = np.broadcast(shifts, axes)
     except ValueError:
         raise ShapeError(f"op 'Roll': shift {shift!r} and axis {axis!r} do not broadcast together") from None
-    total = {}
+    total: dict = {}
     for s, a in pairs:
         a = normalize_axis_index(int(a), x.ndim, "Roll", x.shape)
         total[a] = total.get(a, 0) + int(s)
@@ -197,7 +205,7 @@ def roll(x, shift, axis=None):
 # ---------------------------------------------------------------- flip, rot90
 
 
-def flip(x, axis=None):
+def flip(x: TensorLike, axis: Axis = None) -> Tensor:
     """``x`` with the order of elements reversed along ``axis`` (all axes for None), as ``numpy.flip``.
 
     Recorded as a ``GetItem`` with negative steps.
@@ -215,7 +223,7 @@ def flip(x, axis=None):
     return getitem(x, tuple(key))
 
 
-def fliplr(x):
+def fliplr(x: TensorLike) -> Tensor:
     """``x`` reversed along axis 1 (left/right), as ``numpy.fliplr``; needs 2 or more dimensions.
 
     Example:
@@ -229,7 +237,7 @@ def fliplr(x):
     return flip(x, 1)
 
 
-def flipud(x):
+def flipud(x: TensorLike) -> Tensor:
     """``x`` reversed along axis 0 (up/down), as ``numpy.flipud``; needs 1 or more dimensions.
 
     Example:
@@ -243,7 +251,7 @@ def flipud(x):
     return flip(x, 0)
 
 
-def rot90(x, k=1, axes=(0, 1)):
+def rot90(x: TensorLike, k: int = 1, axes: Any = (0, 1)) -> Tensor:
     """``x`` rotated by 90 degrees ``k`` times in the plane of ``axes`` (from the first towards the second), as
     ``numpy.rot90``: flips and a transpose.
 
@@ -298,7 +306,7 @@ def _at_least_3d(x):
     return reshape(x, {0: (1, 1, 1), 1: (1, x.size, 1), 2: x.shape + (1,)}[x.ndim])
 
 
-def atleast_1d(*arys):
+def atleast_1d(*arys: TensorLike) -> Tensor:
     """Each input with at least 1 dimension, as ``numpy.atleast_1d``: one tensor, or a tuple for several.
 
     Example:
@@ -309,7 +317,7 @@ def atleast_1d(*arys):
     return _atleast(arys, _at_least_1d)
 
 
-def atleast_2d(*arys):
+def atleast_2d(*arys: TensorLike) -> Tensor:
     """Each input with at least 2 dimensions (a vector becomes a row), as ``numpy.atleast_2d``.
 
     Example:
@@ -320,7 +328,7 @@ def atleast_2d(*arys):
     return _atleast(arys, _at_least_2d)
 
 
-def atleast_3d(*arys):
+def atleast_3d(*arys: TensorLike) -> Tensor:
     """Each input with at least 3 dimensions, as ``numpy.atleast_3d``: (N,) -> (1, N, 1), (M, N) -> (M, N, 1).
 
     Example:
@@ -337,7 +345,7 @@ def _stack_inputs(tup, op_type):
     return _tensor_list(tup, op_type)
 
 
-def vstack(tup):
+def vstack(tup: Sequence[TensorLike]) -> Tensor:
     """Join tensors along axis 0 after :func:`atleast_2d`, as ``numpy.vstack``; a ``Concat``.
 
     Example:
@@ -348,7 +356,7 @@ def vstack(tup):
     return concat([_at_least_2d(t) for t in _stack_inputs(tup, "VStack")], axis=0)
 
 
-def hstack(tup):
+def hstack(tup: Sequence[TensorLike]) -> Tensor:
     """Join tensors along axis 1 (axis 0 for vectors) after :func:`atleast_1d`, as ``numpy.hstack``.
 
     Example:
@@ -362,7 +370,7 @@ def hstack(tup):
     return concat(ts, axis=0 if ts[0].ndim == 1 else 1)
 
 
-def dstack(tup):
+def dstack(tup: Sequence[TensorLike]) -> Tensor:
     """Join tensors along axis 2 after :func:`atleast_3d`, as ``numpy.dstack``.
 
     Example:
@@ -373,7 +381,7 @@ def dstack(tup):
     return concat([_at_least_3d(t) for t in _stack_inputs(tup, "DStack")], axis=2)
 
 
-def column_stack(tup):
+def column_stack(tup: Sequence[TensorLike]) -> Tensor:
     """Join tensors as columns along axis 1 (vectors become columns), as ``numpy.column_stack``.
 
     Example:
@@ -385,7 +393,7 @@ def column_stack(tup):
     return concat(ts, axis=1)
 
 
-def append(arr, values, axis=None):
+def append(arr: TensorLike, values: TensorLike, axis: Axis = None) -> Tensor:
     """``values`` appended to the end of ``arr`` along ``axis`` (both flattened for None), as ``numpy.append``.
 
     With an axis both need the same number of dimensions. A ``Concat``.
@@ -422,7 +430,7 @@ def _along_key(shape, index, axis):
     return tuple(key)
 
 
-def take_along_axis(x, indices, axis=-1):
+def take_along_axis(x: TensorLike, indices: TensorLike, axis: Axis = -1) -> Tensor:
     """Elements of ``x`` at ``indices`` along ``axis``, as ``numpy.take_along_axis``.
 
     ``indices`` has ``x``'s number of dimensions and broadcasts against it on
@@ -479,7 +487,7 @@ def _argsort_data(x, axis):
     return xp.argsort(x._data, axis=axis, kind="stable") if xp is np else xp.argsort(x._data, axis=axis)
 
 
-def sort(x, axis=-1, kind=None, order=None):
+def sort(x: TensorLike, axis: Axis = -1, kind: str | None = None, order: str | None = None) -> Tensor:
     """``x`` sorted along ``axis`` (flattened for None), as ``numpy.sort``; ``kind`` is ignored.
 
     NaNs go last. Returns a new tensor (``Tensor.sort`` too, unlike NumPy's
@@ -500,7 +508,7 @@ def sort(x, axis=-1, kind=None, order=None):
     return _permuted(x, _argsort_data(x, axis), axis)
 
 
-def argsort(x, axis=-1, kind=None, order=None):
+def argsort(x: TensorLike, axis: Axis = -1, kind: str | None = None, order: str | None = None) -> Tensor:
     """int64 indices that sort ``x`` along ``axis`` (flattened for None), as ``numpy.argsort``; no gradient.
 
     Stable on every device (tied elements keep their order), whatever ``kind``.
@@ -524,7 +532,8 @@ def _kth(kth, n, op_type, shape, axis):
     return k % n if k.ndim else int(k) % n
 
 
-def partition(x, kth, axis=-1, kind="introselect", order=None):
+def partition(x: TensorLike, kth: int | Sequence[int], axis: Axis = -1, kind: str = "introselect",
+              order: str | None = None) -> Tensor:
     """``x`` rearranged along ``axis`` so the element at each ``kth`` is where sorting puts it, smaller ones
     before and larger ones after (in no set order), as ``numpy.partition``.
 
@@ -546,7 +555,7 @@ def partition(x, kth, axis=-1, kind="introselect", order=None):
     return _permuted(x, xp.argpartition(x._data, k, axis=axis), axis)
 
 
-def searchsorted(a, v, side="left", sorter=None):
+def searchsorted(a: TensorLike, v: TensorLike, side: str = "left", sorter: TensorLike | None = None) -> Tensor:
     """int64 indices where the elements of ``v`` go into sorted 1-D ``a`` to keep it sorted, as
     ``numpy.searchsorted``; no gradient.
 
@@ -577,7 +586,7 @@ def searchsorted(a, v, side="left", sorter=None):
     return Tensor._wrap(dev.xp.asarray(out).astype(np.int64, copy=False), dev)
 
 
-def nonzero(x):
+def nonzero(x: TensorLike) -> Tensor:
     """A tuple of int64 tensors, one per axis, of the indices of the nonzero elements of ``x``, as
     ``numpy.nonzero``; no gradient. The same as ``gg.where(x)``.
 
@@ -603,3 +612,10 @@ TENSOR_METHODS = {
 }
 
 __all__ = public_ops(globals())
+
+if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
+    __all__ = [
+        "copy", "ravel", "moveaxis", "swapaxes", "repeat", "tile", "roll", "flip", "fliplr", "flipud", "rot90",
+        "atleast_1d", "atleast_2d", "atleast_3d", "vstack", "hstack", "dstack", "column_stack", "append",
+        "take_along_axis", "sort", "argsort", "partition", "searchsorted", "nonzero"
+    ]

@@ -12,12 +12,21 @@ window's share back where it was read (col2im):
 - ``AvgPool2DGrad(dy)`` spreads each window's gradient evenly over it; its
   gradient is ``AvgPool2D``.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ..errors import DTypeError, ShapeError
 from ..registry import RegisterGradient
 from .base import emit, public_ops, unary
 from .conv import Geometry, check_fits, col2im, output_size, padded, pair, windows
+
+if TYPE_CHECKING:
+    from .._typing import Shape, TensorLike
+    from ..tensor import Tensor
 
 
 
@@ -75,7 +84,8 @@ def _lowest(dtype):
     return -np.inf if dtype.kind in "fc" else np.iinfo(dtype).min
 
 
-def max_pool2d(x, kernel_size, stride=None, padding=0):
+def max_pool2d(x: TensorLike, kernel_size: int | tuple[int, int], stride: int | tuple[int, int] | None = None,
+               padding: Any = 0) -> Tensor:
     """The largest value of each ``kernel_size`` window of NCHW ``x``.
 
     ``kernel_size``, ``stride`` (default: ``kernel_size``) and ``padding`` are
@@ -151,7 +161,8 @@ def max_pool_route_array(xp, d, attrs):
                   geom.stride, (1, 1), arg.shape[2:], geom.padding)
 
 
-def max_pool2d_grad(x, dy, kernel_size, stride=None, padding=0):
+def max_pool2d_grad(x: TensorLike, dy: TensorLike, kernel_size: int | tuple[int, int],
+                    stride: int | tuple[int, int] | None = None, padding: Any = 0) -> Tensor:
     """Gradient of :func:`max_pool2d` of ``x``: ``dy`` routed to the maximum of each window.
 
     ``dy`` has the pooled shape; the result has ``x``'s. Differentiable in
@@ -177,7 +188,8 @@ def _max_pool2d_grad_grad(op, g):
 # ---------------------------------------------------------------- avg_pool2d
 
 
-def avg_pool2d(x, kernel_size, stride=None, padding=0):
+def avg_pool2d(x: TensorLike, kernel_size: int | tuple[int, int], stride: int | tuple[int, int] | None = None,
+               padding: Any = 0) -> Tensor:
     """The mean of each ``kernel_size`` window of NCHW ``x``.
 
     Arguments as in :func:`max_pool2d`. Zero padding counts in the mean
@@ -237,7 +249,8 @@ def _avg_pool_spread(dy, attrs):
     return emit("AvgPool2DGrad", data, dy._device, (dy,), attrs)
 
 
-def avg_pool2d_grad(dy, x_shape, kernel_size, stride=None, padding=0):
+def avg_pool2d_grad(dy: TensorLike, x_shape: Shape, kernel_size: int | tuple[int, int],
+                    stride: int | tuple[int, int] | None = None, padding: Any = 0) -> Tensor:
     """Gradient of :func:`avg_pool2d` of an input of ``x_shape``: ``dy`` spread evenly over each window.
 
     Example:
@@ -255,6 +268,11 @@ def _avg_pool2d_grad_grad(op, g):
     return (_avg_pool(unary(g), op.attrs),)
 
 
-TENSOR_METHODS = {}
+TENSOR_METHODS: dict = {}
 
 __all__ = public_ops(globals(), not_ops=("max_pool_route_array",))
+
+if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
+    __all__ = [
+        "max_pool2d", "max_pool2d_grad", "avg_pool2d", "avg_pool2d_grad"
+    ]

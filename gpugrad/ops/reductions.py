@@ -6,6 +6,11 @@ back over the reduced axes: :func:`expand_to` broadcasts it (a view that costs
 no memory), or :func:`keepdims_grad` reshapes it so a broadcasting multiply
 does the spreading.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import builtins
 
 import numpy as np
@@ -17,6 +22,10 @@ from .arithmetic import multiply, where
 from .base import emit, float_dtype_of, public_ops, unary
 from .math import exp, reciprocal
 from .shape import broadcast_to, reshape
+
+if TYPE_CHECKING:
+    from .._typing import Axis, Shape, TensorLike
+    from ..tensor import Tensor
 
 
 
@@ -53,7 +62,7 @@ def expand_to(dy, x_shape, axes):
     return broadcast_to(dy, x_shape)
 
 
-def sum(x, axis=None, keepdims=False):  # noqa: A001 - NumPy's name
+def sum(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:  # noqa: A001 - NumPy's name
     """Sum over ``axis`` (all axes by default).
 
     Example:
@@ -88,7 +97,7 @@ def _sum_grad(op, dy):
     return (expand_to(dy, op.inputs[0].shape, op.attrs["axes"]),)
 
 
-def sum_to(x, shape):
+def sum_to(x: TensorLike, shape: Shape) -> Tensor:
     """Sum ``x`` over the axes broadcasting added, down to ``shape``.
 
     The inverse of :func:`broadcast_to`; the tape uses it to undo broadcasting.
@@ -111,7 +120,7 @@ def sum_to(x, shape):
     return reshape(sum(x, axis=tuple(range(lead)) + kept), shape)
 
 
-def mean(x, axis=None, keepdims=False):
+def mean(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
     """Mean over ``axis`` (all axes by default).
 
     Example:
@@ -156,7 +165,7 @@ def _empty_error(op_type, x, axes):
 # ---------------------------------------------------------------- max, min
 
 
-def max(x, axis=None, keepdims=False):  # noqa: A001 - NumPy's name
+def max(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:  # noqa: A001 - NumPy's name
     """Largest element over ``axis``; at ties the gradient is split evenly.
 
     Example:
@@ -175,7 +184,7 @@ def max(x, axis=None, keepdims=False):  # noqa: A001 - NumPy's name
     return emit("Max", out, x._device, (x,), {"axes": axes})
 
 
-def min(x, axis=None, keepdims=False):  # noqa: A001 - NumPy's name
+def min(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:  # noqa: A001 - NumPy's name
     """Smallest element over ``axis``; at ties the gradient is split evenly.
 
     Example:
@@ -209,7 +218,7 @@ def _extremum_grad(op, dy):
 # ---------------------------------------------------------------- prod
 
 
-def prod(x, axis=None, keepdims=False):
+def prod(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
     """Product of the elements over ``axis``; its gradient is exact at zeros.
 
     Example:
@@ -256,7 +265,7 @@ def _prod_others_array(xp, a, axes):
     return (before * after).reshape(moved.shape).transpose(inverse)
 
 
-def prod_others(x, axis=None):
+def prod_others(x: TensorLike, axis: Axis = None) -> Tensor:
     """For each element, the product of the other elements reduced with it over ``axis``.
 
     The gradient of :func:`prod`, computed from prefix and suffix products, so
@@ -305,7 +314,7 @@ def _prod_others_grad(op, g):
 # ---------------------------------------------------------------- logsumexp
 
 
-def logsumexp(x, axis=None, keepdims=False):
+def logsumexp(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
     """log(sum(exp(x))) over ``axis``, without overflow (the max is shifted out first).
 
     Example:
@@ -341,7 +350,7 @@ def _logsumexp_grad(op, dy):
 # ---------------------------------------------------------------- var, std
 
 
-def var(x, axis=None, keepdims=False, ddof=0):
+def var(x: TensorLike, axis: Axis = None, keepdims: bool = False, ddof: int = 0) -> Tensor:
     """Variance over ``axis``: mean squared deviation, divided by ``N - ddof`` (NumPy's default 0).
 
     Example:
@@ -375,7 +384,7 @@ def _var_grad(op, dy):
     return (multiply(keepdims_grad(dy, centered.shape, op.attrs["axes"]), centered * scale),)
 
 
-def std(x, axis=None, keepdims=False, ddof=0):
+def std(x: TensorLike, axis: Axis = None, keepdims: bool = False, ddof: int = 0) -> Tensor:
     """Standard deviation over ``axis``: the square root of :func:`var`.
 
     Its gradient is 0 where the result is 0: over one element (std is constant
@@ -443,7 +452,7 @@ def _arg_reduce(x, method, op_type, axis, keepdims):
     return emit(op_type, out, x._device, (x,), {"axis": axis})
 
 
-def argmax(x, axis=None, keepdims=False):
+def argmax(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
     """int64 index of the largest element over ``axis`` (flat index for ``None``); no gradient.
 
     With several axes the index is into those axes flattened in C order.
@@ -458,7 +467,7 @@ def argmax(x, axis=None, keepdims=False):
     return _arg_reduce(x, "argmax", "ArgMax", axis, keepdims)
 
 
-def argmin(x, axis=None, keepdims=False):
+def argmin(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
     """int64 index of the smallest element over ``axis`` (flat index for ``None``); no gradient.
 
     Example:
@@ -477,3 +486,8 @@ TENSOR_METHODS = {"sum": sum, "mean": mean, "max": max, "min": min, "prod": prod
                   "logsumexp": logsumexp, "var": var, "std": std, "argmax": argmax, "argmin": argmin}
 
 __all__ = public_ops(globals(), not_ops=('normalize_axis', 'kept_shape', 'expand_to', 'sum_data', 'mean_data', 'keepdims_grad', 'group_size'))
+
+if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
+    __all__ = [
+        "sum", "sum_to", "mean", "max", "min", "prod", "prod_others", "logsumexp", "var", "std", "argmax", "argmin"
+    ]

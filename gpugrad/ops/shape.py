@@ -3,6 +3,11 @@
 These move or view data without arithmetic; their gradients move it back.
 ``expand_dims``, ``squeeze`` and ``flatten`` are recorded as ``Reshape``.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Sequence
+
 import numpy as np
 
 from ..errors import DTypeError, ShapeError
@@ -10,10 +15,13 @@ from ..registry import RegisterGradient
 from ..tensor import Tensor
 from .base import emit, emit_many, public_ops, same_device, unaliased, unary
 
+if TYPE_CHECKING:
+    from .._typing import Axis, Shape, TensorLike
 
 
 
-def reshape(x, shape):
+
+def reshape(x: TensorLike, shape: Shape) -> Tensor:
     """``x`` with a new shape of the same size (one dimension may be -1).
 
     Example:
@@ -36,7 +44,7 @@ def _reshape_grad(op, dy):
     return (reshape(dy, op.inputs[0].shape),)
 
 
-def broadcast_to(x, shape):
+def broadcast_to(x: TensorLike, shape: Shape) -> Tensor:
     """``x`` broadcast to ``shape`` as NumPy does (a view, no copy).
 
     Example:
@@ -96,7 +104,7 @@ def _tensor_list(tensors, op_type):
 # ---------------------------------------------------------------- transpose
 
 
-def transpose(x, axes=None):
+def transpose(x: TensorLike, axes: Any = None) -> Tensor:
     """Permute the axes of ``x`` (reverse them when ``axes`` is None), as NumPy does.
 
     Example:
@@ -136,7 +144,7 @@ def _transpose_grad(op, dy):
 # ---------------------------------------------------------------- expand_dims, squeeze (reshapes)
 
 
-def expand_dims(x, axis):
+def expand_dims(x: TensorLike, axis: Axis) -> Tensor:
     """``x`` with a new axis of length 1 at ``axis`` (an int or a tuple), as NumPy does.
 
     Recorded as a ``Reshape``, whose gradient it shares.
@@ -159,7 +167,7 @@ def expand_dims(x, axis):
     return emit("Reshape", unaliased(x, x._data.reshape(shape)), x._device, (x,))
 
 
-def squeeze(x, axis=None):
+def squeeze(x: TensorLike, axis: Axis = None) -> Tensor:
     """``x`` without its axes of length 1 (only those in ``axis`` when given).
 
     Recorded as a ``Reshape``, whose gradient it shares.
@@ -189,7 +197,7 @@ def squeeze(x, axis=None):
 # ---------------------------------------------------------------- concat, stack, split
 
 
-def concat(tensors, axis=0):
+def concat(tensors: Sequence[TensorLike], axis: Axis = 0) -> Tensor:
     """Join tensors along an existing ``axis``; their other lengths must match.
 
     Example:
@@ -217,7 +225,7 @@ def _concat_grad(op, dy):
     return tuple(split(dy, list(op.attrs["sizes"]), op.attrs["axis"]))
 
 
-def stack(tensors, axis=0):
+def stack(tensors: Sequence[TensorLike], axis: Axis = 0) -> Tensor:
     """Join tensors of one shape along a new ``axis``.
 
     Example:
@@ -241,7 +249,7 @@ def _stack_grad(op, dy):
     return tuple(reshape(p, t.shape) for p, t in zip(parts, op.inputs))
 
 
-def split(x, num_or_sizes, axis=0):
+def split(x: TensorLike, num_or_sizes: int | Sequence[int], axis: Axis = 0) -> list[Tensor]:
     """Cut ``x`` along ``axis`` into a list of tensors, as ``tf.split`` does.
 
     An int asks for that many equal parts (the length must divide); a list
@@ -301,3 +309,8 @@ TENSOR_METHODS = {
 }
 
 __all__ = public_ops(globals(), not_ops=('normalize_axis_index',))
+
+if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
+    __all__ = [
+        "reshape", "broadcast_to", "transpose", "expand_dims", "squeeze", "concat", "stack", "split"
+    ]

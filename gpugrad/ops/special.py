@@ -8,6 +8,11 @@ rounded once. On a GPU, ``cupyx.scipy.special`` (CUDA's own erf) does it.
 gelu's gradient is the hot gradient ``GeluGrad``, ``dy * (Phi(x) + x phi(x))``
 with Phi the standard normal CDF and phi its density, declared once (:mod:`.hot`).
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import math
 
 import numpy as np
@@ -20,6 +25,9 @@ from .arithmetic import minimum, multiply
 from .base import emit, float_dtype_of, public_ops, unary
 from .hot import Check, Range, declare
 from .math import exp, square
+
+if TYPE_CHECKING:
+    from .._typing import TensorLike
 
 _SQRT_HALF = math.sqrt(0.5)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -162,7 +170,7 @@ def _normal_cdf_array(device, a):
 # ---------------------------------------------------------------- erf
 
 
-def erf(x):
+def erf(x: TensorLike) -> Tensor:
     """The error function 2/sqrt(pi) * integral_0^x exp(-t^2) dt, elementwise.
 
     Example:
@@ -184,7 +192,7 @@ def _erf_grad(op, dy):
 # ---------------------------------------------------------------- gelu
 
 
-def gelu(x):
+def gelu(x: TensorLike) -> Tensor:
     """Gaussian error linear unit, exact form: 0.5 x (1 + erf(x / sqrt 2)) = x Phi(x).
 
     Computed as ``0.5 x erfc(-x / sqrt 2)``, the same function without the
@@ -250,6 +258,11 @@ gelu_grad = declare(
     example=">>> gg.raw_ops.gelu_grad(gg.tensor(0.0), gg.tensor(2.0)).item()\n1.0")
 
 
-TENSOR_METHODS = {}
+TENSOR_METHODS: dict = {}
 
 __all__ = public_ops(globals(), not_ops=("erf_numpy", "erfc_numpy"))
+
+if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
+    __all__ = [
+        "erf", "gelu", "gelu_grad"
+    ]

@@ -8,6 +8,11 @@ back to them) with the interpolation weights as constants; ``ptp`` is
 ``max - min``; ``average`` is ``sum(a * w) / sum(w)``. ``all``, ``any`` and
 ``count_nonzero`` are not differentiable.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ..errors import ShapeError
@@ -23,6 +28,9 @@ from .reductions import min as _min
 from .reductions import sum as _sum
 from .shape import broadcast_to, reshape, transpose
 from ..tensor import Tensor
+
+if TYPE_CHECKING:
+    from .._typing import Axis, DTypeLike, TensorLike
 
 
 def _refuse_out(op_type, out):
@@ -54,7 +62,8 @@ def _nan_zeroed(a):
     return where(nan, 0.0, a), nan
 
 
-def nansum(a, axis=None, dtype=None, out=None, keepdims=False):
+def nansum(a: TensorLike, axis: Axis = None, dtype: DTypeLike = None, out: None = None,
+           keepdims: bool = False) -> Tensor:
     """Sum over ``axis`` treating NaNs as zero, as ``np.nansum``; the gradient is 0 at NaNs.
 
     Example:
@@ -66,7 +75,8 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False):
     return _sum(_nan_zeroed(a)[0], axis=axis, keepdims=keepdims)
 
 
-def nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
+def nanmean(a: TensorLike, axis: Axis = None, dtype: DTypeLike = None, out: Any = None,
+            keepdims: bool = False) -> Tensor:
     """Mean over ``axis`` ignoring NaNs, as ``np.nanmean`` (NaN for an all-NaN slice); gradient 0 at NaNs.
 
     Example:
@@ -124,7 +134,8 @@ def _nan_rows(xm, v):
     return where(nan, float("nan"), v) if bool(nan.any()) else v
 
 
-def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+def median(a: TensorLike, axis: Axis = None, out: None = None, overwrite_input: bool = False,
+           keepdims: bool = False) -> Tensor:
     """Median over ``axis`` (all axes by default), as ``np.median``; NaN where a slice holds a NaN.
 
     The gradient goes to the middle element, or half to each of the two middle
@@ -196,8 +207,8 @@ def _quantile(a, q, axis, method, keepdims, op_type, weights, interpolation):
     return reshape(v, (m,) + shape)
 
 
-def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
-             weights=None, interpolation=None):
+def quantile(a: TensorLike, q: TensorLike, axis: Axis = None, out: None = None, overwrite_input: bool = False, method: str = "linear", keepdims: bool = False, *,
+             weights: TensorLike | None = None, interpolation: str | None = None) -> Tensor:
     """The ``q``-th quantile(s) over ``axis``, as ``np.quantile`` with ``method='linear'`` (the only one).
 
     ``q`` is a scalar or a 1-D sequence in [0, 1]; for a sequence the result
@@ -215,8 +226,8 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
     return _quantile(a, _quantiles(q, 1, "Quantile"), axis, method, keepdims, "Quantile", weights, interpolation)
 
 
-def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
-               weights=None, interpolation=None):
+def percentile(a: TensorLike, q: TensorLike, axis: Axis = None, out: None = None, overwrite_input: bool = False, method: str = "linear", keepdims: bool = False, *,
+               weights: TensorLike | None = None, interpolation: str | None = None) -> Tensor:
     """The ``q``-th percentile(s) over ``axis`` (``q`` in [0, 100]), as ``np.percentile``: ``quantile(a, q / 100)``.
 
     Example:
@@ -232,7 +243,7 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
 # ---------------------------------------------------------------- ptp, average
 
 
-def ptp(a, axis=None, out=None, keepdims=False):
+def ptp(a: TensorLike, axis: Axis = None, out: None = None, keepdims: bool = False) -> Tensor:
     """Range (maximum minus minimum) over ``axis``, as ``np.ptp``.
 
     Example:
@@ -245,7 +256,8 @@ def ptp(a, axis=None, out=None, keepdims=False):
     return subtract(_max(a, axis=axis, keepdims=keepdims), _min(a, axis=axis, keepdims=keepdims))
 
 
-def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
+def average(a: TensorLike, axis: Axis = None, weights: TensorLike | None = None, returned: bool = False, *,
+            keepdims: bool = False) -> Tensor | tuple[Tensor, Tensor]:
     """Weighted mean over ``axis``, ``sum(a * w) / sum(w)``, as ``np.average``; differentiable in ``a`` and ``weights``.
 
     ``weights`` has ``a``'s shape, or is 1-D along the one ``axis``. With
@@ -302,7 +314,7 @@ def _logical_reduce(a, axis, keepdims, op_type, fn):
     return emit(op_type, a._device.xp.asarray(data), a._device, (a,), {"axes": axes})
 
 
-def all(a, axis=None, out=None, keepdims=False):  # noqa: A001 - NumPy's name
+def all(a: TensorLike, axis: Axis = None, out: None = None, keepdims: bool = False) -> Tensor:  # noqa: A001 - NumPy's name
     """Whether every element over ``axis`` is nonzero (boolean; not differentiable), as ``np.all``.
 
     Example:
@@ -314,7 +326,7 @@ def all(a, axis=None, out=None, keepdims=False):  # noqa: A001 - NumPy's name
     return _logical_reduce(a, axis, keepdims, "All", lambda d, axes, k: d.all(axis=axes, keepdims=k))
 
 
-def any(a, axis=None, out=None, keepdims=False):  # noqa: A001 - NumPy's name
+def any(a: TensorLike, axis: Axis = None, out: None = None, keepdims: bool = False) -> Tensor:  # noqa: A001 - NumPy's name
     """Whether any element over ``axis`` is nonzero (boolean; not differentiable), as ``np.any``.
 
     Example:
@@ -326,7 +338,7 @@ def any(a, axis=None, out=None, keepdims=False):  # noqa: A001 - NumPy's name
     return _logical_reduce(a, axis, keepdims, "Any", lambda d, axes, k: d.any(axis=axes, keepdims=k))
 
 
-def count_nonzero(a, axis=None, *, keepdims=False):
+def count_nonzero(a: TensorLike, axis: Axis = None, *, keepdims: bool = False) -> Tensor:
     """int64 count of the nonzero elements over ``axis`` (not differentiable), as ``np.count_nonzero``.
 
     Example:
@@ -346,3 +358,8 @@ NotDifferentiable("CountNonzero")
 TENSOR_METHODS = {"ptp": ptp, "all": all, "any": any}
 
 __all__ = public_ops(globals())
+
+if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
+    __all__ = [
+        "nansum", "nanmean", "median", "quantile", "percentile", "ptp", "average", "all", "any", "count_nonzero"
+    ]

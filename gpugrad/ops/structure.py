@@ -8,6 +8,11 @@ vector written on a diagonal; its gradient reads the diagonal back),
 ``tril``/``triu`` are a ``Where`` with a triangular mask (the gradient masks
 dy the same way), the products are ``MatMul``/``TensorDot``/``Multiply``.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..errors import ShapeError
@@ -17,6 +22,10 @@ from .indexing import _to_device, getitem, getitem_grad
 from .linalg import matmul, tensordot
 from .reductions import sum as reduce_sum
 from .shape import normalize_axis_index, reshape, stack, transpose
+
+if TYPE_CHECKING:
+    from .._typing import Axis, TensorLike
+    from ..tensor import Tensor
 
 
 # ---------------------------------------------------------------- diagonal, trace, diag
@@ -39,7 +48,7 @@ def _int_arg(value, name, op_type):
     return int(value)
 
 
-def diagonal(x, offset=0, axis1=0, axis2=1):
+def diagonal(x: TensorLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
     """The diagonal ``offset`` of the matrices in axes ``axis1``, ``axis2`` of ``x``, as ``numpy.diagonal``.
 
     Those two axes are removed and the diagonal becomes the last axis. NumPy
@@ -69,7 +78,7 @@ def diagonal(x, offset=0, axis1=0, axis2=1):
     return getitem(x, (Ellipsis, rows, cols))
 
 
-def trace(x, offset=0, axis1=0, axis2=1):
+def trace(x: TensorLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
     """Sum along the diagonal ``offset`` of axes ``axis1``, ``axis2``, as ``numpy.trace``.
 
     The sum of :func:`diagonal`: a ``GetItem`` and a ``Sum``.
@@ -84,7 +93,7 @@ def trace(x, offset=0, axis1=0, axis2=1):
     return reduce_sum(diagonal(x, offset, axis1, axis2), axis=-1)
 
 
-def diag(v, k=0):
+def diag(v: TensorLike, k: int = 0) -> Tensor:
     """A square matrix with 1-D ``v`` on diagonal ``k``, or the diagonal ``k`` of 2-D ``v``, as ``numpy.diag``.
 
     For a vector it is recorded as a ``GetItemGrad`` (zeros with ``v`` written
@@ -125,7 +134,7 @@ def _triangle(x, k, op_type, lower):
     return where(mask, x, 0)
 
 
-def tril(x, k=0):
+def tril(x: TensorLike, k: int = 0) -> Tensor:
     """``x`` with the elements above diagonal ``k`` of its last two axes set to zero, as ``numpy.tril``.
 
     Batched over the leading axes; a 1-D ``x`` is taken as the rows of a
@@ -140,7 +149,7 @@ def tril(x, k=0):
     return _triangle(x, k, "Tril", True)
 
 
-def triu(x, k=0):
+def triu(x: TensorLike, k: int = 0) -> Tensor:
     """``x`` with the elements below diagonal ``k`` of its last two axes set to zero, as ``numpy.triu``.
 
     Batched over the leading axes, as :func:`tril`. Recorded as a ``Where``.
@@ -156,7 +165,7 @@ def triu(x, k=0):
 # ---------------------------------------------------------------- products
 
 
-def outer(a, b):
+def outer(a: TensorLike, b: TensorLike) -> Tensor:
     """The outer product of ``a`` and ``b`` flattened, as ``numpy.outer``: ``out[i, j] = a[i] * b[j]``.
 
     Example:
@@ -168,7 +177,7 @@ def outer(a, b):
     return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
 
 
-def inner(a, b):
+def inner(a: TensorLike, b: TensorLike) -> Tensor:
     """Sum of products over the last axes of ``a`` and ``b``, as ``numpy.inner`` (a product for a scalar).
 
     Example:
@@ -187,7 +196,7 @@ def inner(a, b):
     return tensordot(a, b, ([a.ndim - 1], [b.ndim - 1]))
 
 
-def dot(a, b):
+def dot(a: TensorLike, b: TensorLike) -> Tensor:
     """NumPy's ``dot``: a product for a scalar, ``matmul`` for 1-D and 2-D operands, and for N-D
     ``a`` and M-D ``b`` (M >= 2) the sum over the last axis of ``a`` and the second-to-last of ``b``.
 
@@ -213,7 +222,7 @@ def dot(a, b):
     return tensordot(a, b, ([a.ndim - 1], [b.ndim - 2]))
 
 
-def vdot(a, b):
+def vdot(a: TensorLike, b: TensorLike) -> Tensor:
     """The dot product of ``a`` and ``b`` flattened, as ``numpy.vdot`` (real dtypes: nothing to conjugate).
 
     Example:
@@ -228,7 +237,7 @@ def vdot(a, b):
     return matmul(reshape(a, -1), reshape(b, -1))
 
 
-def kron(a, b):
+def kron(a: TensorLike, b: TensorLike) -> Tensor:
     """The Kronecker product of ``a`` and ``b``, as ``numpy.kron``: blocks ``a[i, j] * b``.
 
     The operand of fewer dimensions gets leading axes of length 1. Recorded as
@@ -259,7 +268,7 @@ def _axis_to_last(x, axis, op_type):
     return transpose(x, [i for i in range(x.ndim) if i != axis] + [axis])
 
 
-def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+def cross(a: TensorLike, b: TensorLike, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: Axis = None) -> Tensor:
     """The cross product of 3-vectors along ``axisa`` of ``a`` and ``axisb`` of ``b``, as ``numpy.cross``.
 
     The other axes broadcast; the vectors of the result lie along ``axisc``;
@@ -310,3 +319,8 @@ TENSOR_METHODS = {
 }
 
 __all__ = public_ops(globals())
+
+if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
+    __all__ = [
+        "diagonal", "trace", "diag", "tril", "triu", "outer", "inner", "dot", "vdot", "kron", "cross"
+    ]

@@ -16,6 +16,11 @@ The hot gradients ``TanGrad``, ``ArctanGrad``, ``SinhGrad`` and ``CoshGrad`` are
 here (:mod:`.hot`) after the forward op whose rule calls them; the other rules are written
 with gpugrad ops, so every order of derivative works.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import math as _math
 
 import numpy as np
@@ -28,6 +33,9 @@ from .arithmetic import where
 from .base import ONE, binary, binary_error, elementwise, emit, public_ops, unary
 from .hot import TRANSCENDENTAL, Check, Range, declare
 from .math import cos, exp, sqrt
+
+if TYPE_CHECKING:
+    from .._typing import TensorLike
 
 _LN2 = _math.log(2.0)
 _LN10 = _math.log(10.0)
@@ -62,7 +70,7 @@ def _constant(data, like):
 # ---------------------------------------------------------------- tan, arcsin, arccos, arctan
 
 
-def tan(x):
+def tan(x: TensorLike) -> Tensor:
     """Tangent elementwise.
 
     Example:
@@ -95,7 +103,7 @@ tan_grad = declare(
     example=">>> gg.raw_ops.tan_grad(gg.tensor(2.0), gg.tensor(1.0)).item()\n5.0")
 
 
-def arcsin(x):
+def arcsin(x: TensorLike) -> Tensor:
     """Inverse sine elementwise (NaN outside [-1, 1]).
 
     Example:
@@ -112,7 +120,7 @@ def _asin_grad(op, dy):
     return (dy / sqrt(1.0 - x * x),)
 
 
-def arccos(x):
+def arccos(x: TensorLike) -> Tensor:
     """Inverse cosine elementwise (NaN outside [-1, 1]).
 
     Example:
@@ -129,7 +137,7 @@ def _acos_grad(op, dy):
     return (-(dy / sqrt(1.0 - x * x)),)
 
 
-def arctan(x):
+def arctan(x: TensorLike) -> Tensor:
     """Inverse tangent elementwise.
 
     Example:
@@ -164,7 +172,7 @@ arctan_grad = declare(
     example=">>> gg.raw_ops.arctan_grad(gg.tensor(1.0), gg.tensor(1.0)).item()\n0.5")
 
 
-def arctan2(x1, x2):
+def arctan2(x1: TensorLike, x2: TensorLike) -> Tensor:
     """The angle of the point (x2, x1) elementwise, in [-pi, pi], as ``np.arctan2(x1, x2)``.
 
     Example:
@@ -183,7 +191,7 @@ def _atan2_grad(op, dy):
     return scaled * x2, -(scaled * x1)
 
 
-def hypot(x1, x2):
+def hypot(x1: TensorLike, x2: TensorLike) -> Tensor:
     """sqrt(x1**2 + x2**2) elementwise, without overflow.
 
     Example:
@@ -201,7 +209,7 @@ def _hypot_grad(op, dy):
     return scaled * x1, scaled * x2
 
 
-def sinc(x):
+def sinc(x: TensorLike) -> Tensor:
     """NumPy's normalized sinc: sin(pi x) / (pi x), 1 at 0.
 
     Example:
@@ -227,7 +235,7 @@ def _sinc_grad(op, dy):
     return (dy * where(small, series, formula),)
 
 
-def deg2rad(x):
+def deg2rad(x: TensorLike) -> Tensor:
     """Degrees to radians elementwise: x * pi / 180.
 
     Example:
@@ -243,7 +251,7 @@ def _deg2rad_grad(op, dy):
     return (dy * (_PI / 180.0),)
 
 
-def rad2deg(x):
+def rad2deg(x: TensorLike) -> Tensor:
     """Radians to degrees elementwise: x * 180 / pi.
 
     Example:
@@ -266,7 +274,7 @@ degrees = rad2deg
 # ---------------------------------------------------------------- sinh, cosh, arcsinh, arccosh, arctanh
 
 
-def sinh(x):
+def sinh(x: TensorLike) -> Tensor:
     """Hyperbolic sine elementwise.
 
     Example:
@@ -292,7 +300,7 @@ def _sinh_grad_grad(op, g):
     return cosh_grad(x, g * dy), sinh_grad(x, g)
 
 
-def cosh(x):
+def cosh(x: TensorLike) -> Tensor:
     """Hyperbolic cosine elementwise.
 
     Example:
@@ -333,7 +341,7 @@ cosh_grad = declare(
     example=">>> gg.raw_ops.cosh_grad(gg.tensor(0.0), gg.tensor(2.0)).item()\n0.0")
 
 
-def arcsinh(x):
+def arcsinh(x: TensorLike) -> Tensor:
     """Inverse hyperbolic sine elementwise.
 
     Example:
@@ -350,7 +358,7 @@ def _asinh_grad(op, dy):
     return (dy / sqrt(x * x + 1.0),)
 
 
-def arccosh(x):
+def arccosh(x: TensorLike) -> Tensor:
     """Inverse hyperbolic cosine elementwise (NaN below 1).
 
     Example:
@@ -367,7 +375,7 @@ def _acosh_grad(op, dy):
     return (dy / sqrt(x * x - 1.0),)
 
 
-def arctanh(x):
+def arctanh(x: TensorLike) -> Tensor:
     """Inverse hyperbolic tangent elementwise (inf at +-1, NaN outside).
 
     Example:
@@ -387,7 +395,7 @@ def _atanh_grad(op, dy):
 # ---------------------------------------------------------------- exp2, log2, log10, logaddexp, logaddexp2
 
 
-def exp2(x):
+def exp2(x: TensorLike) -> Tensor:
     """2 ** x elementwise.
 
     Example:
@@ -403,7 +411,7 @@ def _exp2_grad(op, dy):
     return (dy * op.outputs[0] * _LN2,)
 
 
-def log2(x):
+def log2(x: TensorLike) -> Tensor:
     """Base-2 logarithm elementwise.
 
     Example:
@@ -419,7 +427,7 @@ def _log2_grad(op, dy):
     return (dy / (op.inputs[0] * _LN2),)
 
 
-def log10(x):
+def log10(x: TensorLike) -> Tensor:
     """Base-10 logarithm elementwise.
 
     Example:
@@ -435,7 +443,7 @@ def _log10_grad(op, dy):
     return (dy / (op.inputs[0] * _LN10),)
 
 
-def logaddexp(x1, x2):
+def logaddexp(x1: TensorLike, x2: TensorLike) -> Tensor:
     """log(exp(x1) + exp(x2)) elementwise, without overflow.
 
     Example:
@@ -454,7 +462,7 @@ def _logaddexp_grad(op, dy):
     return dy * exp(x1 - out), dy * exp(x2 - out)
 
 
-def logaddexp2(x1, x2):
+def logaddexp2(x1: TensorLike, x2: TensorLike) -> Tensor:
     """log2(2**x1 + 2**x2) elementwise, without overflow.
 
     Example:
@@ -476,7 +484,7 @@ def _logaddexp2_grad(op, dy):
 # ---------------------------------------------------------------- fmax, fmin, remainder, fmod
 
 
-def fmax(x1, x2):
+def fmax(x1: TensorLike, x2: TensorLike) -> Tensor:
     """The larger of x1 and x2 elementwise, a NaN losing to a number (NumPy's fmax).
 
     The gradient goes to the input picked: x1 at a tie, the non-NaN side where one is NaN.
@@ -489,7 +497,7 @@ def fmax(x1, x2):
     return _binary_op("Fmax", "fmax", x1, x2)
 
 
-def fmin(x1, x2):
+def fmin(x1: TensorLike, x2: TensorLike) -> Tensor:
     """The smaller of x1 and x2 elementwise, a NaN losing to a number (NumPy's fmin).
 
     The gradient goes to the input picked: x1 at a tie, the non-NaN side where one is NaN.
@@ -518,7 +526,7 @@ def _fmin_grad(op, dy):
     return where(first, dy, 0.0), where(first, 0.0, dy)
 
 
-def remainder(x1, x2):
+def remainder(x1: TensorLike, x2: TensorLike) -> Tensor:
     """x1 - floor(x1 / x2) * x2 elementwise: the sign of x2, as Python's ``%`` and ``np.remainder``.
 
     Gradient: dy for x1, -floor(x1 / x2) dy for x2 (away from the jumps).
@@ -541,7 +549,7 @@ def _floor_mod_grad(op, dy):
     return dy, -(dy * quotient)
 
 
-def fmod(x1, x2):
+def fmod(x1: TensorLike, x2: TensorLike) -> Tensor:
     """x1 - trunc(x1 / x2) * x2 elementwise: the sign of x1, as C's fmod and ``np.fmod``.
 
     Gradient: dy for x1, -trunc(x1 / x2) dy for x2 (away from the jumps).
@@ -577,7 +585,7 @@ def _zero_rule(op, dy):
     return (_constant(dy._device.xp.zeros_like(dy._data), dy),)
 
 
-def floor(x):
+def floor(x: TensorLike) -> Tensor:
     """The largest integer <= x elementwise; the gradient is zero, declared.
 
     Example:
@@ -588,7 +596,7 @@ def floor(x):
     return _unary_op("Floor", np.floor, x, CHEAP)
 
 
-def ceil(x):
+def ceil(x: TensorLike) -> Tensor:
     """The smallest integer >= x elementwise; the gradient is zero, declared.
 
     Example:
@@ -599,7 +607,7 @@ def ceil(x):
     return _unary_op("Ceil", np.ceil, x, CHEAP)
 
 
-def trunc(x):
+def trunc(x: TensorLike) -> Tensor:
     """x rounded toward zero elementwise; the gradient is zero, declared.
 
     Example:
@@ -610,7 +618,7 @@ def trunc(x):
     return _unary_op("Trunc", np.trunc, x, CHEAP)
 
 
-def rint(x):
+def rint(x: TensorLike) -> Tensor:
     """x rounded to the nearest integer, halves to even, elementwise; the gradient is zero, declared.
 
     Example:
@@ -621,7 +629,7 @@ def rint(x):
     return _unary_op("Rint", np.rint, x, CHEAP)
 
 
-def round(x, decimals=0):  # noqa: A001 - NumPy's name
+def round(x: TensorLike, decimals: int = 0) -> Tensor:  # noqa: A001 - NumPy's name
     """x rounded to ``decimals`` places, halves to even, as ``np.round``; the gradient is zero, declared.
 
     Example:
@@ -644,7 +652,8 @@ for _op_type in ("Floor", "Ceil", "Trunc", "Rint", "Round"):
 # ---------------------------------------------------------------- nan_to_num
 
 
-def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+def nan_to_num(x: TensorLike, copy: bool = True, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None) -> Tensor:
     """x with NaN, inf and -inf replaced (by ``nan``, ``posinf``, ``neginf``; the infinities by
     the dtype's largest finite values by default), as ``np.nan_to_num``. ``copy`` is accepted
     for NumPy's signature: the result is always a new tensor.
@@ -692,7 +701,7 @@ def _boolean_binary(name, x1, x2):
     return Tensor._wrap(data, x1._device)
 
 
-def isfinite(x):
+def isfinite(x: TensorLike) -> Tensor:
     """True where x is neither infinite nor NaN; a boolean tensor, not recorded (no gradient).
 
     Example:
@@ -703,7 +712,7 @@ def isfinite(x):
     return _boolean_unary("isfinite", x)
 
 
-def isnan(x):
+def isnan(x: TensorLike) -> Tensor:
     """True where x is NaN; a boolean tensor, not recorded (no gradient).
 
     Example:
@@ -714,7 +723,7 @@ def isnan(x):
     return _boolean_unary("isnan", x)
 
 
-def isinf(x):
+def isinf(x: TensorLike) -> Tensor:
     """True where x is inf or -inf; a boolean tensor, not recorded (no gradient).
 
     Example:
@@ -725,7 +734,7 @@ def isinf(x):
     return _boolean_unary("isinf", x)
 
 
-def logical_not(x):
+def logical_not(x: TensorLike) -> Tensor:
     """NOT x elementwise (nonzero is true); a boolean tensor, not recorded (no gradient).
 
     Example:
@@ -736,7 +745,7 @@ def logical_not(x):
     return _boolean_unary("logical_not", x)
 
 
-def logical_and(x1, x2):
+def logical_and(x1: TensorLike, x2: TensorLike) -> Tensor:
     """x1 AND x2 elementwise (nonzero is true), broadcast; a boolean tensor, not recorded.
 
     Example:
@@ -747,7 +756,7 @@ def logical_and(x1, x2):
     return _boolean_binary("logical_and", x1, x2)
 
 
-def logical_or(x1, x2):
+def logical_or(x1: TensorLike, x2: TensorLike) -> Tensor:
     """x1 OR x2 elementwise (nonzero is true), broadcast; a boolean tensor, not recorded.
 
     Example:
@@ -758,7 +767,7 @@ def logical_or(x1, x2):
     return _boolean_binary("logical_or", x1, x2)
 
 
-def logical_xor(x1, x2):
+def logical_xor(x1: TensorLike, x2: TensorLike) -> Tensor:
     """x1 XOR x2 elementwise (nonzero is true), broadcast; a boolean tensor, not recorded.
 
     Example:
@@ -772,3 +781,12 @@ def logical_xor(x1, x2):
 TENSOR_METHODS = {"__mod__": remainder, "__rmod__": _rmod, "round": round}
 
 __all__ = public_ops(globals())
+
+if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
+    __all__ = [
+        "tan", "tan_grad", "arcsin", "arccos", "arctan", "arctan_grad", "arctan2", "hypot", "sinc", "deg2rad",
+        "rad2deg", "radians", "degrees", "sinh", "cosh", "sinh_grad", "cosh_grad", "arcsinh", "arccosh", "arctanh",
+        "exp2", "log2", "log10", "logaddexp", "logaddexp2", "fmax", "fmin", "remainder", "mod", "fmod", "floor", "ceil",
+        "trunc", "rint", "round", "nan_to_num", "isfinite", "isnan", "isinf", "logical_not", "logical_and",
+        "logical_or", "logical_xor"
+    ]

@@ -43,8 +43,8 @@ class Cell:
     median: float
     iqr: float
     rounds: int
-    q1: float = None  # the quartiles, when the report has them
-    q3: float = None
+    q1: float | None = None  # the quartiles, when the report has them
+    q3: float | None = None
 
 
 @dataclasses.dataclass

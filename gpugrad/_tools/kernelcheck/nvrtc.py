@@ -42,7 +42,7 @@ LAYOUTS = (
     ("strided", {"ndim": 2, "c_contiguous": False, "scalars": True}),
     ("array-params", {"ndim": 1, "c_contiguous": True, "scalars": False}),
 )
-_patched = {}
+_patched: dict = {}
 
 
 def patch_cupy():

@@ -12,7 +12,7 @@ from . import OpSpec
 # max pooling is differentiable away from ties: values at least 0.1 apart, so that
 # the float32 check's steps of 0.01 never change a window's maximum
 POOL_SHAPE = (2, 2, 5, 4)
-POOL_ARGS = dict(kernel_size=(3, 2), stride=(2, 1), padding=1)
+POOL_ARGS: dict = dict(kernel_size=(3, 2), stride=(2, 1), padding=1)
 POOLED_SHAPE = (2, 2, 3, 5)
 
 

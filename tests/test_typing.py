@@ -1,0 +1,123 @@
+"""gpugrad's type hints, as a user's type checker sees them: mypy (pinned in the test extra) on a user script
+that trains the digits MLP and on ``-p gpugrad``, and the script itself run for real; plus the check that
+the op modules' ``__all__`` spelled out for type checkers is the one they compute at import.
+
+mypy missing skips the mypy tests with a reason, and fails them under GPUGRAD_REQUIRE_KERNELCHECK=1 (CI)."""
+import ast
+import importlib
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+
+import gpugrad as gg
+from gpugrad import ops
+from tests.conftest import skip_or_fail
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+USER_SCRIPT = os.path.join("tests", "typing", "user_train_mlp.py")
+NO_MYPY = "mypy is not installed: pip install -e '.[test]' (it pins mypy)"
+
+# What mypy infers for the values user_train_mlp.py reveals, in its order.
+REVEALED = ["gpugrad.tensor.Tensor",  # gg.tensor(...) * 2
+            "gpugrad.tensor.Tensor",  # gg.sum(...)
+            "gpugrad.tensor.Tensor",  # tape.gradient(y, w)
+            "list[gpugrad.tensor.Tensor]",  # tape.gradient(y, [w])
+            "gpugrad.tensor.Tensor",  # x.sum(axis=0).mean()
+            "gpugrad.tensor.Tensor"]  # 2.0 - x[0]
+
+
+@pytest.fixture(scope="module")
+def mypy(tmp_path_factory):
+    """Run mypy (the repository's [tool.mypy] config, a cache of this module's own) on ``args``."""
+    if importlib.util.find_spec("mypy") is None:
+        skip_or_fail(NO_MYPY)
+    cache = tmp_path_factory.mktemp("mypy-cache")
+
+    def run(*args):
+        start = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "mypy", "--config-file", "pyproject.toml",
+                               "--cache-dir", str(cache), *args],
+                              cwd=ROOT, capture_output=True, text=True, timeout=600)
+        print(f"mypy {' '.join(args)}: {time.perf_counter() - start:.1f} s")
+        return done
+
+    return run
+
+
+@pytest.mark.slow
+def test_mypy_on_the_user_script_finds_no_error_and_infers_tensors(mypy):
+    done = mypy(USER_SCRIPT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"^Success: no issues found in 1 source file$", done.stdout, re.M), done.stdout
+    revealed = re.findall(r'^tests[\\/]typing[\\/]user_train_mlp\.py:\d+: note: Revealed type is "(.*)"$',
+                          done.stdout, re.M)
+    assert revealed == REVEALED, done.stdout
+
+
+@pytest.mark.slow
+def test_mypy_reports_a_wrong_use_of_the_api(mypy, tmp_path):
+    """The check can fail: a str where gg.exp takes a tensor, a Tensor method that does not exist."""
+    script = tmp_path / "wrong_use.py"
+    script.write_text("import gpugrad as gg\n"
+                      "x = gg.tensor([1.0])\n"
+                      "gg.exp('one')\n"
+                      "x.no_such_method()\n"
+                      "y: int = gg.sum(x)\n")
+    done = mypy(str(script))
+    assert done.returncode == 1, done.stdout
+    assert 'Argument 1 to "exp" has incompatible type "str"' in done.stdout
+    assert '"Tensor" has no attribute "no_such_method"' in done.stdout
+    assert 'Incompatible types in assignment (expression has type "Tensor", variable has type "int")' in done.stdout
+
+
+@pytest.mark.slow
+def test_mypy_on_the_package_is_clean(mypy):
+    done = mypy("-p", "gpugrad")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"^Success: no issues found in \d+ source files$", done.stdout, re.M), done.stdout
+
+
+@pytest.mark.slow
+def test_the_user_script_runs_and_trains():
+    done = subprocess.run([sys.executable, USER_SCRIPT], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": ROOT})
+    assert done.returncode == 0, done.stdout + done.stderr
+    accuracy = float(re.search(r"test accuracy ([0-9.]+)", done.stdout).group(1))
+    assert accuracy > 0.8
+
+
+def _declared_all(module):
+    """The list assigned to ``__all__`` under ``if TYPE_CHECKING:`` in ``module``'s source (None if none)."""
+    with open(module.__file__) as f:
+        tree = ast.parse(f.read())
+    for node in tree.body:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for stmt in node.body:
+                if isinstance(stmt, ast.Assign) and [getattr(t, "id", None) for t in stmt.targets] == ["__all__"]:
+                    return [ast.literal_eval(e) for e in stmt.value.elts]
+    return None
+
+
+@pytest.mark.parametrize("name", [m.__name__ for m in ops._MODULES] + ["gpugrad.ops", "gpugrad.raw_ops"])
+def test_the_names_declared_for_type_checkers_are_the_computed_ones(name):
+    module = importlib.import_module(name)
+    assert _declared_all(module) == list(module.__all__)
+
+
+def test_the_raw_ops_imported_for_type_checkers_are_the_raw_ops():
+    with open(gg.raw_ops.__file__) as f:
+        tree = ast.parse(f.read())
+    blocks = [n for n in tree.body if isinstance(n, ast.If) and getattr(n.test, "id", None) == "TYPE_CHECKING"]
+    imported = [a.name for b in blocks for s in b.body if isinstance(s, ast.ImportFrom) for a in s.names]
+    assert imported == list(gg.raw_ops.__all__)
+
+
+def test_the_package_ships_its_py_typed_marker():
+    assert os.path.isfile(os.path.join(os.path.dirname(gg.__file__), "py.typed"))
+    with open(os.path.join(ROOT, "pyproject.toml")) as f:
+        assert re.search(r'^"gpugrad" = \["py.typed"\]$', f.read(), re.M)
