@@ -58,7 +58,7 @@ class TrainResult:
         """
         return (f"{self.model}: test accuracy {self.test_accuracy:.2%} "
                 f"(train {self.train_accuracy:.2%}), final loss {self.final_loss:.4f}, "
-                f"{self.epochs} epochs in {self.seconds:.1f} s on {self.where}"
+                f"{self.epochs} epoch{'' if self.epochs == 1 else 's'} in {self.seconds:.1f} s on {self.where}"
                 f"{' (eager)' if self.eager else ''}")
 
     def summary_dict(self):
