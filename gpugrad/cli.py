@@ -449,7 +449,8 @@ def _add_bench(sub):
     out.add_argument("--json", type=_writable_path, metavar="PATH",
                      help="write the results as pytest-benchmark JSON (readable by --compare and --load)")
     out.add_argument("--plot", type=_writable_path, metavar="PATH",
-                     help="write a PNG bar chart of the table (needs matplotlib: pip install 'gpugrad[plot]')")
+                     help="write a PNG bar chart of the speed ratios: gpugrad against each peer, gg.function "
+                          "against eager, the GPU against the CPU (needs matplotlib: pip install 'gpugrad[plot]')")
     out.add_argument("--compare", type=_existing_file, metavar="OLD_JSON",
                      help="show each median's change against an earlier --json (or pytest --benchmark-json) file")
     out.add_argument("--load", type=_existing_file, metavar="JSON",

@@ -135,9 +135,10 @@ def environment_problems(environ=None):
     Example:
         >>> environment_problems({"GPUGRAD_DEVICE": "cpu", "GPUGRAD_NUM_THREADS": "2"})
         []
-        >>> environment_problems({"GPUGRAD_DEVICE": "tpu:3", "GPUGRAD_NUM_THREADS": "0"})  # doctest: +NORMALIZE_WHITESPACE
-        ["GPUGRAD_DEVICE='tpu:3' cannot be used: invalid device 'tpu:3': use 'cpu', 'cuda' or 'cuda:N'",
-         "GPUGRAD_NUM_THREADS must be a whole number >= 1, not '0'"]
+        >>> for problem in environment_problems({"GPUGRAD_DEVICE": "tpu:3", "GPUGRAD_NUM_THREADS": "0"}):
+        ...     print(problem)
+        GPUGRAD_DEVICE='tpu:3' cannot be used: invalid device 'tpu:3': use 'cpu', 'cuda' or 'cuda:N'
+        GPUGRAD_NUM_THREADS must be a whole number >= 1, not '0'
     """
     from .cpu_threads import threads_from_environment
 

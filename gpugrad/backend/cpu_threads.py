@@ -27,7 +27,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-__all__ = ["get_num_threads", "set_num_threads", "threads_from_environment", "split_apply", "split_ufunc", "split_formula"]
+__all__ = ["get_num_threads", "set_num_threads", "threads_from_environment", "split_apply", "split_ufunc",
+           "split_formula"]
 
 SPLIT_MIN_COSTLY = 1 << 16  # elements: log, exp, tanh of 64 Ki float32 take ~100 us, a hand-off ~20-50
 SPLIT_MIN_CHEAP = 1 << 20  # elements: below this, arithmetic is faster on one core than split
