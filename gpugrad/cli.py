@@ -7,8 +7,10 @@
 - ``gpugrad check``: the gradient check of every registered op on every device.
 
 Argument errors print a usage message and exit with 2 (argparse's
-convention); a gpugrad error (say, a bad ``GPUGRAD_DEVICE``) prints one line
-and exits with 1.
+convention), and so does a bad ``GPUGRAD_DEVICE`` or ``GPUGRAD_NUM_THREADS``
+(one line, checked before any subcommand runs); a gpugrad error while a
+subcommand runs prints one line and exits with 1. Progress bars go to stderr,
+and only when stderr is a terminal; in a pipe or a file they are plain lines.
 
 Example:
     >>> main(["info"])  # doctest: +ELLIPSIS
@@ -127,17 +129,26 @@ def kernel_cache_line(environ=None):
 
 
 def cmd_train(args):
-    """Train a digits classifier (``gpugrad train``); print progress and a final line; return the exit code."""
+    """Train a digits classifier (``gpugrad train``); print progress and a final line; return the exit code.
+
+    The progress goes to stderr; stdout holds the final line and where the weights went, or with
+    ``--json`` one JSON object and nothing else; ``--quiet`` prints nothing but errors.
+    """
+    import json
+
     from .training import train
 
     result = train(args.model, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
                    optimizer=args.optimizer, device=args.device, seed=args.seed, save=args.save,
-                   progress=not args.no_progress, eager=args.eager)
+                   progress=not (args.no_progress or args.quiet), eager=args.eager)
     from . import distributed
     if distributed.rank() == 0:  # under mpiexec: one report, of the whole world
-        print(result.summary())
-        if args.save:
-            print(f"weights saved to {args.save}")
+        if args.json:
+            print(json.dumps(dict(result.summary_dict(), saved=args.save)))
+        elif not args.quiet:
+            print(result.summary())
+            if args.save:
+                print(f"weights saved to {args.save}")
     return 0
 
 
@@ -207,13 +218,16 @@ def _write_json(report, path):
 
 
 class _Progress:
-    """tqdm on stderr (the ``progress`` extra) while a run goes; without it, a plain line per step when ``plain``."""
+    """tqdm on stderr (the ``progress`` extra) while a run goes, when stderr is a terminal; else (a pipe, a
+    file, or no tqdm) a plain line per step when ``plain``, and nothing otherwise."""
 
     def __init__(self, enabled, unit, plain=False):
+        from .training import is_terminal
+
         self.enabled, self.unit, self.plain = enabled, unit, plain
         self.total, self.done, self.bar = None, 0, None
         self.tqdm = None
-        if enabled:
+        if enabled and is_terminal(sys.stderr):
             try:
                 from tqdm import tqdm
             except ImportError:
@@ -313,10 +327,49 @@ def _existing_file(text):
 
 
 def _writable_path(text):
+    """``text`` when a file can be written there: its folder exists and is writable, and it is no folder."""
     folder = os.path.dirname(os.path.abspath(text))
     if not os.path.isdir(folder):
         raise argparse.ArgumentTypeError(f"the folder of {text!r} does not exist")
+    if os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is a folder, not a file name")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(f"the folder of {text!r} is not writable")
+    if os.path.exists(text) and not os.access(text, os.W_OK):
+        raise argparse.ArgumentTypeError(f"{text!r} exists and is not writable")
     return text
+
+
+def seed_value(text):
+    """A seed as NumPy's ``SeedSequence`` takes it: a whole number >= 0, of any size (decimal digits).
+
+    Negative numbers, fractions, exponents (``1e3``) and words are refused, as
+    ``np.random.default_rng`` refuses negative and non-integer seeds.
+
+    Example:
+        >>> seed_value("42"), seed_value(str(2**128)) == 2**128
+        (42, True)
+        >>> seed_value("-1")
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: must be a whole number >= 0 (NumPy's SeedSequence takes no negative seeds), not -1
+    """
+    digits = text.strip()
+    if digits.startswith("-") and digits[1:].isascii() and digits[1:].isdigit():
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number >= 0 (NumPy's SeedSequence takes no negative seeds), not {text.strip()}")
+    if digits.startswith("+"):
+        digits = digits[1:]
+    if not (digits.isascii() and digits.isdigit()):
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 0 written in digits, not {text!r}")
+    try:
+        value = int(digits)
+    except ValueError:  # past Python's limit on the digits of an int (sys.get_int_max_str_digits())
+        limit = getattr(sys, "get_int_max_str_digits", lambda: 4300)()
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 0 of at most {limit} digits, "
+                                         f"not one of {len(digits)}") from None
+    np.random.SeedSequence(value)  # what the run seeds with: any int >= 0 is accepted
+    return value
 
 
 def _add_info(sub):
@@ -346,9 +399,18 @@ def _add_train(sub):
     train.add_argument("--optimizer", choices=OPTIMIZERS, help="default: adam")
     train.add_argument("--device", help="cpu, cuda or cuda:N (default: GPUGRAD_DEVICE, else the first GPU, "
                        "else the CPU)")
-    train.add_argument("--seed", type=int, default=0, help="seed of the weights and the batch order (default: 0)")
-    train.add_argument("--save", metavar="PATH", help="write the trained weights to this .npz file")
+    train.add_argument("--seed", type=seed_value, default=0,
+                       help="seed of the weights and the batch order: a whole number >= 0, as NumPy's "
+                            "SeedSequence takes (default: 0)")
+    train.add_argument("--save", metavar="PATH", type=_writable_path,
+                       help="write the trained weights to this .npz file (its folder must exist and be writable; "
+                            "checked before training)")
     train.add_argument("--no-progress", action="store_true", help="no progress bar, only the final line")
+    train.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
+    train.add_argument("--json", action="store_true",
+                       help="print the result as one JSON object on stdout (model, device, ranks, epochs, steps, "
+                            "seed, eager, accuracy, train_accuracy, loss, time, samples_per_second, saved) and "
+                            "nothing else there; progress still goes to stderr unless --quiet or --no-progress")
     train.add_argument("--eager", action="store_true",
                        help="run each step op by op instead of through gg.function (traced once, replayed)")
     train.set_defaults(run=cmd_train, parser=train)
@@ -387,7 +449,8 @@ def _add_bench(sub):
     out.add_argument("--json", type=_writable_path, metavar="PATH",
                      help="write the results as pytest-benchmark JSON (readable by --compare and --load)")
     out.add_argument("--plot", type=_writable_path, metavar="PATH",
-                     help="write a PNG bar chart of the table (needs matplotlib: pip install 'gpugrad[plot]')")
+                     help="write a PNG bar chart of the speed ratios: gpugrad against each peer, gg.function "
+                          "against eager, the GPU against the CPU (needs matplotlib: pip install 'gpugrad[plot]')")
     out.add_argument("--compare", type=_existing_file, metavar="OLD_JSON",
                      help="show each median's change against an earlier --json (or pytest --benchmark-json) file")
     out.add_argument("--load", type=_existing_file, metavar="JSON",
@@ -448,6 +511,12 @@ def main(argv=None):
     args, extra = build_parser().parse_known_args(argv)
     if extra:  # reported by the subcommand's parser, with its usage line
         args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    from .backend import environment_problems
+
+    problems = environment_problems()
+    if problems:  # before anything runs: every subcommand reads them
+        print(f"gpugrad: error: {'; '.join(problems)}", file=sys.stderr)
+        return 2
     if args.command == "bench" and args.load:
         given = [name for name in _RUN_OPTIONS if getattr(args, name) not in (None, False)]
         if given:
@@ -456,6 +525,9 @@ def main(argv=None):
     try:
         return args.run(args)
     except GpugradError as exc:
+        print(f"gpugrad: error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:  # say, the folder of --save removed while training
         print(f"gpugrad: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -29,7 +29,7 @@ DEFAULTS = {  # per model: epochs, batch size, optimizer, learning rate
 
 @dataclasses.dataclass
 class TrainResult:
-    """What a training run measured."""
+    """What a training run measured; ``device`` is the device of each rank, ``ranks`` how many trained."""
 
     model: str
     device: str
@@ -41,13 +41,39 @@ class TrainResult:
     seconds: float
     samples_per_second: float
     eager: bool = False
+    seed: int = 0
+    ranks: int = 1
+
+    @property
+    def where(self):
+        """The device, or ``"N ranks (device)"`` for a data-parallel run under ``mpiexec``."""
+        return self.device if self.ranks == 1 else f"{self.ranks} ranks ({self.device})"
 
     def summary(self):
-        """The final line ``gpugrad train`` prints."""
+        """The final line ``gpugrad train`` prints.
+
+        Example:
+            >>> TrainResult("mlp", "cpu", 15, 345, 0.0034, 1.0, 0.9777, 1.23, 17535.0).summary()
+            'mlp: test accuracy 97.77% (train 100.00%), final loss 0.0034, 15 epochs in 1.2 s on cpu'
+        """
         return (f"{self.model}: test accuracy {self.test_accuracy:.2%} "
                 f"(train {self.train_accuracy:.2%}), final loss {self.final_loss:.4f}, "
-                f"{self.epochs} epochs in {self.seconds:.1f} s on {self.device}"
+                f"{self.epochs} epoch{'' if self.epochs == 1 else 's'} in {self.seconds:.1f} s on {self.where}"
                 f"{' (eager)' if self.eager else ''}")
+
+    def summary_dict(self):
+        """The run as a JSON-ready dict (``gpugrad train --json``): accuracy is the test accuracy, loss the
+        last step's, time the seconds of the training loop.
+
+        Example:
+            >>> result = TrainResult("mlp", "cpu", 15, 345, 0.0034, 1.0, 0.9777, 1.23, 17535.0)
+            >>> {k: result.summary_dict()[k] for k in ("accuracy", "loss", "time", "device", "seed")}
+            {'accuracy': 0.9777, 'loss': 0.0034, 'time': 1.23, 'device': 'cpu', 'seed': 0}
+        """
+        return {"model": self.model, "device": self.device, "ranks": self.ranks, "epochs": self.epochs,
+                "steps": self.steps, "seed": self.seed, "eager": self.eager, "accuracy": self.test_accuracy,
+                "train_accuracy": self.train_accuracy, "loss": self.final_loss, "time": self.seconds,
+                "samples_per_second": self.samples_per_second}
 
 
 def build_model(name, seed=0, device=None):
@@ -130,7 +156,9 @@ def train(model="mlp", epochs=None, batch_size=None, lr=None, optimizer=None, de
     Unset arguments take the model's defaults (:data:`DEFAULTS`); ``device``
     defaults to gpugrad's default device (the first GPU, else the CPU). The run
     is reproducible for a given ``seed``. ``save`` writes the trained weights
-    to an ``.npz`` file (:func:`gpugrad.save`).
+    to an ``.npz`` file (:func:`gpugrad.save`). With ``progress``, rank 0 shows
+    the run on ``out`` (default: stderr): tqdm's bar when ``out`` is a terminal
+    and tqdm is installed, else one line per epoch.
     """
     settings = dict(DEFAULTS.get(model, DEFAULTS["mlp"]))
     settings.update({k: v for k, v in dict(epochs=epochs, batch_size=batch_size, lr=lr,
@@ -146,8 +174,8 @@ def train(model="mlp", epochs=None, batch_size=None, lr=None, optimizer=None, de
     order = np.random.default_rng(seed)
     steps_per_epoch = -(-x_train.shape[0] // settings["batch_size"])
     where = dev.name if world.size == 1 else f"{world.size} ranks ({dev.name})"
-    bar = _progress_bar(settings["epochs"] * steps_per_epoch, progress and world.rank == 0, out or sys.stdout,
-                        f"{model} on {where}")
+    bar = _progress_bar(settings["epochs"] * steps_per_epoch, settings["epochs"], progress and world.rank == 0,
+                        out or sys.stderr, f"{model} on {where}")
     net.train()
     loss = None
     steps = 0
@@ -176,12 +204,13 @@ def train(model="mlp", epochs=None, batch_size=None, lr=None, optimizer=None, de
                 loss = step(xb, yb, 1.0)
             steps += 1
             bar.step(loss, xb.shape[0] * world.size, epoch)
+        bar.end_epoch(loss, epoch)
     final_loss = float(loss.item())  # .item() waits for the GPU
     seconds = time.perf_counter() - start
     bar.close()
-    result = TrainResult(model, where, settings["epochs"], steps, final_loss,
+    result = TrainResult(model, dev.name, settings["epochs"], steps, final_loss,
                          accuracy(net, x_train, y_train), accuracy(net, x_test, y_test), seconds,
-                         x_train.shape[0] * settings["epochs"] / seconds, eager)
+                         x_train.shape[0] * settings["epochs"] / seconds, eager, seed, world.size)
     if save and world.rank == 0:
         from .serialization import save as save_weights
 
@@ -189,14 +218,29 @@ def train(model="mlp", epochs=None, batch_size=None, lr=None, optimizer=None, de
     return result
 
 
-class _progress_bar:
-    """tqdm when installed (``pip install gpugrad[progress]``), else one line per epoch."""
+def is_terminal(stream):
+    """Whether ``stream`` is a terminal (where a redrawn bar reads well) rather than a pipe, file or buffer.
 
-    def __init__(self, total, enabled, out, label):
-        self.enabled, self.out, self.label = enabled, out, label
-        self.samples, self.start, self.epoch = 0, time.perf_counter(), -1
+    Example:
+        >>> import io
+        >>> is_terminal(io.StringIO())
+        False
+    """
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):  # no isatty, or a closed stream
+        return False
+
+
+class _progress_bar:
+    """tqdm's bar when ``out`` is a terminal and tqdm is installed (``pip install gpugrad[progress]``),
+    else one plain line at the end of each epoch; nothing when not ``enabled``."""
+
+    def __init__(self, total, epochs, enabled, out, label):
+        self.enabled, self.out, self.label, self.epochs = enabled, out, label, epochs
+        self.samples, self.start = 0, time.perf_counter()
         self.tqdm = None
-        if enabled:
+        if enabled and is_terminal(out):
             try:
                 from tqdm import tqdm
             except ImportError:
@@ -207,18 +251,18 @@ class _progress_bar:
 
     def step(self, loss, batch, epoch):
         self.samples += batch
-        if not self.enabled:
-            return
         if self.tqdm is not None:
             self.tqdm.update(1)
             if self.tqdm.n % 20 == 0:  # reading the loss syncs a GPU: not every step
-                rate = self.samples / (time.perf_counter() - self.start)
-                self.tqdm.set_postfix(epoch=epoch + 1, loss=f"{loss.item():.4f}", samples_s=f"{rate:,.0f}")
-        elif epoch != self.epoch:
-            self.epoch = epoch
-            rate = self.samples / max(time.perf_counter() - self.start, 1e-9)
-            print(f"{self.label}: epoch {epoch + 1}, loss {loss.item():.4f}, {rate:,.0f} samples/s",
-                  file=self.out, flush=True)
+                self.tqdm.set_postfix(epoch=epoch + 1, loss=f"{loss.item():.4f}", samples_s=f"{self._rate():,.0f}")
+
+    def end_epoch(self, loss, epoch):
+        if self.enabled and self.tqdm is None:
+            print(f"{self.label}: epoch {epoch + 1}/{self.epochs}, loss {loss.item():.4f}, "
+                  f"{self._rate():,.0f} samples/s", file=self.out, flush=True)
+
+    def _rate(self):
+        return self.samples / max(time.perf_counter() - self.start, 1e-9)
 
     def close(self):
         if self.tqdm is not None:

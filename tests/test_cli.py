@@ -92,12 +92,14 @@ def test_bad_arguments_give_usage_and_exit_2(argv, capsys):
     assert "Traceback" not in err
 
 
-def test_bad_device_environment_is_one_line_exit_1():
-    # The start-up default is computed once per process, so probe it in a fresh one.
+def test_bad_device_environment_is_one_line_exit_2():
+    # The start-up default is computed once per process, so probe it in a fresh one (tests/test_cli_env.py
+    # covers every subcommand and GPUGRAD_NUM_THREADS).
     env = dict(os.environ, GPUGRAD_DEVICE="tpu:3", PYTHONPATH=ROOT)
     proc = subprocess.run([sys.executable, "-m", "gpugrad", "info"], capture_output=True, text=True,
                           env=env, cwd=ROOT, timeout=120)
-    assert proc.returncode == 1
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1
     assert "invalid device 'tpu:3'" in proc.stderr
     assert "Traceback" not in proc.stderr
 

@@ -72,7 +72,8 @@ def test_bench_prints_one_table_of_workloads_by_device_and_peer(quick_run):
     assert "above 1: gpugrad is faster" in proc.stdout  # the legend
     assert "fn/<peer>: the peer's median / gpugrad-function's" in proc.stdout
     assert "threads: OMP_NUM_THREADS=1, OPENBLAS_NUM_THREADS=1, MKL_NUM_THREADS=1" in proc.stdout
-    assert "bench" in proc.stderr  # the progress bar (tqdm) or its plain lines
+    assert re.search(r"^\[1/\d+\] test_", proc.stderr, re.M), proc.stderr  # stderr is a pipe: plain lines
+    assert "\r" not in proc.stderr  # and no bar's frames
 
 
 def test_progress_without_tqdm_is_one_plain_line_per_benchmark(monkeypatch, capsys):
@@ -186,12 +187,108 @@ def test_plot_writes_a_png_bar_chart(quick_run, tmp_path, capsys):
 
 
 @pytest.mark.skipif(not HAVE_MATPLOTLIB, reason="matplotlib is not installed (pip install 'gpugrad[plot]')")
-def test_plot_draws_one_bar_per_result(quick_run, tmp_path):
+def test_plot_draws_one_bar_per_speedup_of_the_table(quick_run, tmp_path):
     from gpugrad._tools.bench.plot import write_plot
 
     _, path = quick_run
     report = json.loads(path.read_text())
-    assert write_plot(report, str(tmp_path / "bars.png")) == len(bench_report.collect(report).cells)
+    results = bench_report.collect(report)
+    speedups = sum(1 for w in results.labels for _, top, bottom in bench_report.speedup_columns(results)
+                   if (w,) + top in results.cells and (w,) + bottom in results.cells)
+    eager_over_function = sum(1 for (w, impl, device) in results.cells
+                              if impl == "gpugrad-function" and (w, "gpugrad", device) in results.cells)
+    interleaved = sum(line.count("x  ") + 1 for line in bench_report.interleaved_lines(report)[1:])
+    assert speedups > 0
+    assert write_plot(report, str(tmp_path / "bars.png")) == speedups + eager_over_function + interleaved
+
+
+# --------------------------------------------------------------------------- the plot, from a canned report
+
+
+def canned_report():
+    """A run on a CPU and one GPU: gpugrad, gg.function, the hand-written peers and PyTorch, an interleaved W1."""
+    def bench(workload, label, impl, device, median):
+        return {"extra_info": {"workload": workload, "label": label, "impl": impl, "device": device},
+                "stats": {"median": median, "iqr": median / 10, "q1": median * 0.9, "q3": median * 1.3,
+                          "rounds": 20}}
+
+    rows = []
+    for device, scale, hand in (("cpu", 1.0, "numpy"), ("cuda:0", 0.05, "cupy")):
+        rows += [bench("W1", "W1 tape overhead", "gpugrad", device, 6e-3),
+                 bench("W1", "W1 tape overhead", "gpugrad-function", device, 2e-3),
+                 bench("W1", "W1 tape overhead", hand, device, 2.4e-3),
+                 bench("W1", "W1 tape overhead", "torch", device, 12e-3),
+                 bench("W3", "W3 grad, 4 Mi", "gpugrad", device, 30e-3 * scale),
+                 bench("W3", "W3 grad, 4 Mi", hand, device, 42e-3 * scale),
+                 bench("W3", "W3 grad, 4 Mi", "torch", device, 81e-3 * scale)]
+    rows.append({"extra_info": {"interleaved_workload": "W1", "block": 20, "interleaved": {
+        "gpugrad": {"median": 5e-3}, "gpugrad-function": {"median": 2e-3}, "numpy": {"median": 2e-3},
+        "torch": {"median": 11e-3}}}, "stats": {"median": 0.1, "iqr": 0.0, "rounds": 15}})
+    machine = {"python_version": "3.11.7", "cpu": {"brand_raw": "Intel(R) Xeon(R) Platinum 8480+", "count": 16},
+               "gpugrad": {"version": "0.1.0", "devices": ["cuda:0", "cpu"], "numpy": "2.4.6", "torch": "2.13.0",
+                           "cupy": "14.0.1", "gpus": ["NVIDIA H200"], "cpu_count": 16, "threads": {}}}
+    return {"machine_info": machine, "benchmarks": rows}
+
+
+@pytest.mark.skipif(not HAVE_MATPLOTLIB, reason="matplotlib is not installed (pip install 'gpugrad[plot]')")
+def test_plot_of_a_canned_report_is_a_png_of_ratio_bars_without_whiskers(tmp_path, monkeypatch):
+    import matplotlib
+    import matplotlib.axes
+    import matplotlib.image
+    from gpugrad._tools.bench.plot import write_plot
+
+    drawn = []
+    barh = matplotlib.axes.Axes.barh
+
+    def spy(self, y, width, *args, **kwargs):
+        drawn.append((kwargs.get("left"), width, kwargs))
+        return barh(self, y, width, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "barh", spy)
+    png = tmp_path / "ratios.png"
+    bars = write_plot(canned_report(), str(png))
+    # W1: 2 peers x (gpugrad, gg.function) x 2 devices, eager/gg.function x 2, GPU/CPU; W3: 2 peers x 2 devices,
+    # GPU/CPU; the interleaved W1: 2 peers x 2, eager/gg.function
+    assert bars == (8 + 2 + 1) + (4 + 1) + (4 + 1) == len(drawn)
+    assert all("xerr" not in kwargs and "yerr" not in kwargs for _, _, kwargs in drawn)  # no whiskers
+    assert all(left == 1 for left, _, _ in drawn)  # each bar runs from 1 to its ratio
+    ends = sorted(round(1 + width, 6) for _, width, _ in drawn)
+    assert ends[0] == pytest.approx(0.4) and ends[-1] == pytest.approx(20.0)  # W1 gg/numpy; W3 GPU/CPU
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    image = matplotlib.image.imread(str(png))
+    assert image.shape[0] > 300 and image.shape[1] > 1000
+    assert len({tuple(p) for p in image[::5, ::5, :3].reshape(-1, 3).round(2)}) > 8  # bars, not a blank page
+
+
+def test_the_ratios_the_plot_draws():
+    from gpugrad._tools.bench.plot import ratio_rows
+
+    rows = dict(ratio_rows(canned_report()))
+    assert list(rows) == ["W1 tape overhead\ngpugrad 6.00 ms on cpu, 6.00 ms on cuda:0",
+                          "W3 grad, 4 Mi\ngpugrad 30.0 ms on cpu, 1.50 ms on cuda:0", "W1 tape overhead (interleaved)"]
+    w1 = dict(rows["W1 tape overhead\ngpugrad 6.00 ms on cpu, 6.00 ms on cuda:0"])
+    assert w1["gpugrad vs NumPy by hand on cpu"] == pytest.approx(0.4)
+    assert w1["gpugrad vs CuPy by hand on cuda:0"] == pytest.approx(0.4)
+    assert w1["gg.function vs PyTorch on cpu"] == pytest.approx(6.0)
+    assert w1["gg.function vs eager gpugrad on cuda:0"] == pytest.approx(3.0)
+    assert w1["GPU vs CPU (cuda:0, gpugrad)"] == pytest.approx(1.0)
+    w3 = dict(rows["W3 grad, 4 Mi\ngpugrad 30.0 ms on cpu, 1.50 ms on cuda:0"])
+    assert w3["GPU vs CPU (cuda:0, gpugrad)"] == pytest.approx(20.0) and w3["gpugrad vs PyTorch on cpu"] == 2.7
+    assert not any(k.startswith("gg.function") for k in w3)  # W3 has no gg.function result
+    interleaved = dict(rows["W1 tape overhead (interleaved)"])
+    assert interleaved == pytest.approx({"gpugrad vs NumPy by hand on cpu": 0.4, "gpugrad vs PyTorch on cpu": 2.2,
+                                         "gg.function vs NumPy by hand on cpu": 1.0,
+                                         "gg.function vs PyTorch on cpu": 5.5,
+                                         "gg.function vs eager gpugrad on cpu": 2.5})
+
+
+def test_the_plot_title_names_the_machine_and_the_versions():
+    from gpugrad._tools.bench.plot import title_lines
+
+    heading, machine, versions = title_lines(canned_report(), "gpugrad bench --quick")
+    assert heading.startswith("gpugrad bench --quick: speed ratios")
+    assert machine == "Intel(R) Xeon(R) Platinum 8480+, 16 CPU cores; GPU: NVIDIA H200"
+    assert versions == "gpugrad 0.1.0, Python 3.11.7, NumPy 2.4.6, PyTorch 2.13.0, CuPy 14.0.1"
 
 
 def test_plot_without_matplotlib_is_a_clear_error_before_running(monkeypatch, quick_run, tmp_path, capsys):

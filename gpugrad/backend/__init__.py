@@ -125,6 +125,38 @@ def devices():
     return gpus + ["cpu"]
 
 
+def environment_problems(environ=None):
+    """What is wrong with gpugrad's environment variables, one sentence each (an empty list: nothing).
+
+    ``GPUGRAD_DEVICE`` must name a device this machine can use (blank: unset);
+    ``GPUGRAD_NUM_THREADS`` must be a whole number >= 1 (blank: unset). The
+    ``gpugrad`` command checks them before any subcommand runs.
+
+    Example:
+        >>> environment_problems({"GPUGRAD_DEVICE": "cpu", "GPUGRAD_NUM_THREADS": "2"})
+        []
+        >>> for problem in environment_problems({"GPUGRAD_DEVICE": "tpu:3", "GPUGRAD_NUM_THREADS": "0"}):
+        ...     print(problem)
+        GPUGRAD_DEVICE='tpu:3' cannot be used: invalid device 'tpu:3': use 'cpu', 'cuda' or 'cuda:N'
+        GPUGRAD_NUM_THREADS must be a whole number >= 1, not '0'
+    """
+    from .cpu_threads import threads_from_environment
+
+    environ = os.environ if environ is None else environ
+    problems = []
+    name = environ.get("GPUGRAD_DEVICE", "")
+    if name:
+        try:
+            get_device(name)
+        except (DeviceError, DeviceUnavailableError) as exc:  # a malformed name, or a GPU this machine lacks
+            problems.append(f"GPUGRAD_DEVICE={name!r} cannot be used: {exc}")
+    try:
+        threads_from_environment(environ)
+    except ValueError as exc:
+        problems.append(str(exc))
+    return problems
+
+
 def _startup_default():
     global _start_default
     if _start_default is None:

@@ -27,7 +27,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-__all__ = ["get_num_threads", "set_num_threads", "split_apply", "split_ufunc", "split_formula"]
+__all__ = ["get_num_threads", "set_num_threads", "threads_from_environment", "split_apply", "split_ufunc",
+           "split_formula"]
 
 SPLIT_MIN_COSTLY = 1 << 16  # elements: log, exp, tanh of 64 Ki float32 take ~100 us, a hand-off ~20-50
 SPLIT_MIN_CHEAP = 1 << 20  # elements: below this, arithmetic is faster on one core than split
@@ -38,15 +39,33 @@ _lock = threading.Lock()
 _state = {"threads": None, "pool": None}
 
 
+def threads_from_environment(environ=None):
+    """The thread count ``GPUGRAD_NUM_THREADS`` sets: ``None`` when unset or blank, else a whole number >= 1.
+
+    Raises ``ValueError`` naming the variable and its value for anything else
+    (``"0"``, ``"-2"``, ``"2.5"``, ``"four"``).
+
+    Example:
+        >>> threads_from_environment({"GPUGRAD_NUM_THREADS": " 4 "}), threads_from_environment({})
+        (4, None)
+        >>> threads_from_environment({"GPUGRAD_NUM_THREADS": "2.5"})
+        Traceback (most recent call last):
+        ...
+        ValueError: GPUGRAD_NUM_THREADS must be a whole number >= 1, not '2.5'
+    """
+    environ = os.environ if environ is None else environ
+    text = environ.get("GPUGRAD_NUM_THREADS", "").strip()
+    if not text:
+        return None
+    n = int(text) if text.isascii() and text.isdigit() else 0  # digits only: no sign, no point, no exponent
+    if n < 1:
+        raise ValueError(f"GPUGRAD_NUM_THREADS must be a whole number >= 1, not {text!r}")
+    return n
+
+
 def _default_threads():
-    text = os.environ.get("GPUGRAD_NUM_THREADS", "").strip()
-    if text:
-        try:
-            n = int(text)
-        except ValueError:
-            n = 0
-        if n < 1:
-            raise ValueError(f"GPUGRAD_NUM_THREADS must be a whole number >= 1, not {text!r}")
+    n = threads_from_environment()
+    if n is not None:
         return n
     try:
         cores = len(os.sched_getaffinity(0))

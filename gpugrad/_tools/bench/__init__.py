@@ -4,7 +4,7 @@
   wheel, ``benchmarks/`` in a source checkout) and runs it in a pytest
   subprocess, reporting progress as it goes;
 - :mod:`gpugrad._tools.bench.report` turns the pytest-benchmark JSON into the table;
-- :mod:`gpugrad._tools.bench.plot` draws it as a bar chart (matplotlib, the ``plot`` extra);
+- :mod:`gpugrad._tools.bench.plot` draws its speed ratios as a bar chart (matplotlib, the ``plot`` extra);
 - :mod:`gpugrad._tools.bench.plugin` is the pytest plugin of the subprocess.
 
 Example:
