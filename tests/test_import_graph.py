@@ -28,11 +28,29 @@ def module_files():
     return found
 
 
+def _is_type_checking(test):
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _run_time_nodes(tree):
+    """Every node of ``tree`` but those under ``if TYPE_CHECKING:`` (imports a type checker reads, Python never
+    runs), as ``ast.walk`` would yield them."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            todo.extend(node.orelse)
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+
+
 def imported_modules(module, path, modules):
     """The gpugrad modules ``module`` (at ``path``) imports anywhere in its source."""
     is_package = path.endswith("__init__.py")
     targets = set()
-    for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
+    for node in _run_time_nodes(ast.parse(open(path, encoding="utf-8").read())):
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 parts = module.split(".") if is_package else module.split(".")[:-1]
@@ -102,6 +120,13 @@ def test_the_cycle_finder_sees_a_cycle_through_an_import_inside_a_function():
     graph["gpugrad._sweep"] = graph["gpugrad._sweep"] | {"gpugrad.tape"}
     (component,) = cycles(graph)
     assert {"gpugrad._sweep", "gpugrad.tape", "gpugrad.jacobians"} <= set(component)
+
+
+def test_imports_a_type_checker_alone_reads_are_no_edge():
+    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import a\nelse:\n    import b\n"
+                     "import c\ndef f():\n    import d\n")
+    imported = {alias.name for node in _run_time_nodes(tree) if isinstance(node, ast.Import) for alias in node.names}
+    assert imported == {"b", "c", "d"}
 
 
 # --------------------------------------------------------------------------- tests share code through conftest

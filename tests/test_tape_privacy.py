@@ -4,8 +4,9 @@ The private fields are the ``self._name`` attributes that ``GradientTape``
 assigns (in ``__init__`` and the methods it calls), read from the source of
 ``tape.py`` with ``ast``. Any other module that needs something of a tape
 goes through one of the tape's internal methods, listed in ``PROTOCOL``:
-``gg.explain_gradient`` reads ``_diagnostic_view()``, and the Jacobians take the
-records as ``gradient()`` does. The recorder appends to a tape's
+``gg.explain_gradient`` reads ``_diagnostic_view()``, the Jacobians take the
+records as ``gradient()`` does, and gg.distributed's tape calls ``_gradient()`` to hear of each
+source's gradient as soon as the sweep finishes it. The recorder appends to a tape's
 :class:`gpugrad._recorder.Recording`, which the tape hands it when it starts recording. ``x._name`` on ``self`` or ``cls`` is a class's own field and allowed.
 """
 import ast
@@ -15,7 +16,7 @@ import gpugrad
 
 PACKAGE_DIR = os.path.dirname(gpugrad.__file__)
 TAPE_FILE = os.path.join(PACKAGE_DIR, "tape.py")
-PROTOCOL = {"_diagnostic_view", "_check_unused", "_take_records"}
+PROTOCOL = {"_diagnostic_view", "_check_unused", "_take_records", "_gradient"}
 
 
 def tape_class():
