@@ -138,11 +138,11 @@ class NCCLCommunicator:
         (dtype, nccl_op), cuda = self._constants(flat, "sum"), self.xp.cuda
         with cuda.Device(self.device.index):
             current = cuda.get_current_stream()
-            packed = cuda.Event()
+            packed = cuda.Event(disable_timing=True)
             packed.record(current)
             self.side_stream.wait_event(packed)  # the side stream starts once ``flat`` is packed
             self.comm.allReduce(flat.data.ptr, flat.data.ptr, flat.size, dtype, nccl_op, self.side_stream.ptr)
-            reduced = cuda.Event()
+            reduced = cuda.Event(disable_timing=True)
             reduced.record(self.side_stream)
 
         class Pending:
