@@ -98,3 +98,75 @@ def check_low(spec: OpSpec, dtype_name, device):
 @pytest.mark.parametrize("spec", SPEC_PARAMS)
 def test_low_precision_forward_and_gradient(spec, dtype_name, device):
     check_low(spec, dtype_name, device)
+
+
+def test_the_check_catches_a_sum_accumulated_in_bfloat16():
+    """The tolerance can fail: a sum that adds up in bfloat16 (ml_dtypes' own reduce) is far off."""
+    pytest.importorskip("ml_dtypes", reason=NO_ML_DTYPES)
+
+    def sum_in_bfloat16(x):
+        y = gg.tensor(x.numpy().sum())  # ml_dtypes' reduce adds in bfloat16: 256 + 1 rounds back to 256
+        gg.record_operation("Identity", [y], [x], lambda dy: [gg.ones_like(x) * dy])
+        return y
+
+    spec = OpSpec("Identity", sum_in_bfloat16, [(4096,)], low=0.9, high=1.1)
+    with pytest.raises(AssertionError, match="eps >"):
+        check_low(spec, "bfloat16", "cpu")
+
+
+@pytest.mark.parametrize("dtype_name", DTYPE_PARAMS)
+def test_reductions_of_many_elements_accumulate_in_float32(dtype_name):
+    """4096 ones: a float16 or bfloat16 accumulator stops at 2048 or 256; float32 reaches 4096 (exact in both)."""
+    x = gg.ones((4096,), dtype=dtype_name)
+    assert gg.sum(x).dtype == x.dtype and gg.sum(x).item() == 4096
+    assert gg.mean(x).item() == 1.0 and gg.var(x).item() == 0.0 and gg.std(x).item() == 0.0
+    assert gg.cumsum(x).numpy()[-1] == 4096 and gg.logsumexp(gg.zeros((4096,), dtype=dtype_name)).item() == \
+        pytest.approx(np.log(4096), rel=EPS[dtype_name])
+    assert gg.linalg.norm(x).item() == 64.0
+    assert (gg.ones((1, 4096), dtype=dtype_name) @ gg.ones((4096, 1), dtype=dtype_name)).item() == 4096
+    p = gg.softmax(gg.zeros((1, 4096), dtype=dtype_name))
+    assert p.dtype == x.dtype and float(gg.sum(p).item()) == pytest.approx(1.0, rel=EPS[dtype_name])
+    y = gg.layer_norm(gg.tensor(np.arange(4096.0).reshape(1, -1) % 7, dtype=dtype_name), (4096,))
+    assert y.dtype == x.dtype and abs(float(gg.mean(y).item())) < 8 * EPS[dtype_name]
+
+
+@pytest.mark.parametrize("dtype_name", DTYPE_PARAMS)
+def test_low_dtypes_promote_as_numpy_and_gradients_keep_each_inputs_dtype(dtype_name):
+    low = gg.Variable(np.array([1.0, 2.0]), dtype=dtype_name)
+    single = gg.Variable(np.array([3.0, 4.0], np.float32))
+    with gg.GradientTape() as tape:
+        y = gg.sum(low * single)
+    assert y.dtype == np.result_type(low.dtype, np.float32) == np.float32
+    g_low, g_single = tape.gradient(y, [low, single])
+    assert (g_low.dtype, g_single.dtype) == (low.dtype, np.float32)
+    assert g_low.numpy().astype(np.float64).tolist() == [3.0, 4.0]
+    other = "bfloat16" if dtype_name == "float16" else "float16"
+    if HAVE_ML_DTYPES:  # float16 with bfloat16: float32, NumPy's (ml_dtypes') rule
+        assert (low + gg.tensor([1.0, 1.0], dtype=other)).dtype == np.float32
+
+
+def test_bfloat16_without_ml_dtypes_names_the_extra(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ml_dtypes", None)  # import ml_dtypes raises ImportError
+    for make in (lambda: gg.tensor([1.0], dtype="bfloat16"), lambda: gg.zeros((2,), dtype="bfloat16"),
+                 lambda: gg.cast(gg.tensor([1.0]), "bfloat16"), lambda: gg.bfloat16):
+        with pytest.raises(gg.DTypeError, match=r"pip install 'gpugrad\[bfloat16\]'"):
+            make()
+
+
+@pytest.mark.skipif(not HAVE_ML_DTYPES, reason=NO_ML_DTYPES)
+def test_bfloat16_arrays_and_names_make_bfloat16_tensors():
+    import ml_dtypes
+
+    x = gg.tensor(np.array([1, 2], ml_dtypes.bfloat16))
+    assert x.dtype == gg.bfloat16 and x.dtype.name == "bfloat16"
+    assert gg.tensor([1.5], dtype="bfloat16").dtype == x.dtype == gg.Variable([1.0], dtype=gg.bfloat16).dtype
+    assert gg.cast(gg.tensor([1.0]), gg.bfloat16).dtype == x.dtype
+
+
+@pytest.mark.parametrize("dtype_name", DTYPE_PARAMS)
+def test_a_decomposition_refuses_the_low_dtype_naming_op_and_dtype(dtype_name):
+    a = gg.eye(3, dtype=dtype_name)
+    with pytest.raises(gg.DTypeError, match=f"op 'MatrixInverse' cannot take dtype {dtype_name}"):
+        gg.linalg.inv(a)

@@ -93,6 +93,8 @@ def cast(x: TensorLike, dtype: DTypeLike) -> Tensor:
     x = unary(x)
     try:
         dtype = _dt.resolve(dtype)
+    except DTypeError:
+        raise  # bfloat16 without ml_dtypes: the message names the extra
     except TypeError:
         raise DTypeError(f"cast: {dtype!r} is not a dtype") from None
     if dtype == x._data.dtype:
