@@ -42,6 +42,18 @@ from . import distributed  # noqa: E402 - imports no MPI until gg.distributed.in
 no_gradient = NotDifferentiable
 float16, float32, float64 = _np.float16, _np.float32, _np.float64
 int32, int64, bool_ = _np.int32, _np.int64, _np.bool_
+from . import _dtypes  # noqa: E402
+
+
+def __getattr__(name):
+    """``gg.bfloat16``: NumPy's bfloat16 from ``ml_dtypes``, imported on first use (it takes ~1 s).
+
+    Without ml_dtypes, a DTypeError naming the extra that installs it.
+    """
+    if name == "bfloat16":
+        return _dtypes.bfloat16().type
+    raise AttributeError(f"module 'gpugrad' has no attribute {name!r}")
+
 
 # What gg. offers by decision (tests/test_public_api.py pins it): the ops of gpugrad.ops.__all__
 # (fused gradient ops are in gg.raw_ops) and the names below. Other attributes are modules that
@@ -51,6 +63,7 @@ __all__ = [
     "Tensor", "Variable", "tensor", "as_tensor", "from_numpy", "from_dlpack",
     "devices", "device", "default_device", "get_device", "cuda_available", "get_num_threads", "set_num_threads",
     "float16", "float32", "float64", "int32", "int64", "bool_",
+    *(["bfloat16"] if _dtypes.HAVE_ML_DTYPES else []),  # the optional extra gpugrad[bfloat16]
     # autodiff
     "GradientTape", "RegisterGradient", "NotDifferentiable", "no_gradient", "registered_ops",
     "custom_gradient", "record_operation", "detect_anomaly", "explain_gradient",

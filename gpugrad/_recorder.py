@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from .errors import GradientError
 from .tensor import Tensor, Variable
+from . import _dtypes as _dt
 
 if TYPE_CHECKING:
     from .backend import Device
@@ -64,7 +65,7 @@ class Recording:
 
     def watch(self, t):
         """Follow tensor ``t`` as a root (a float one: integers have no gradient)."""
-        if t._data.dtype.kind not in "fc":
+        if not _dt.inexact(t._data.dtype):
             return
         self.watched[id(t)] = t
         self.roots.add(id(t))

@@ -35,6 +35,7 @@ from .registry import gradient_rule
 from .tensor import Tensor, ensure_tensor
 
 from ._donation import DONATE_MIN_SIZE
+from . import _dtypes as _dt
 
 
 def records_on_paths(records, source_ids):
@@ -67,7 +68,7 @@ def seed_gradients(targets, output_gradients=None):
     for t, g in zip(targets, given):
         if not isinstance(t, Tensor):
             raise NotATensorError(f"gradient() target must be a tensor, not {type(t).__name__}")
-        if t.dtype.kind not in "fc":
+        if not _dt.inexact(t.dtype):
             raise DTypeError(f"cannot differentiate a target of integer dtype {t.dtype}")
         if g is None:
             g = ones_like(t)
@@ -227,7 +228,7 @@ def _sweep(on_path, grads, source_ids, reached, anomaly_cell):
             if gd.shape != td.shape:
                 g = _unbroadcast(g, t, op_type)
             if gd.dtype is not td.dtype and gd.dtype != td.dtype:  # a gradient has its input's dtype (PyTorch)
-                if td.dtype.kind not in "fc":
+                if not _dt.inexact(td.dtype):
                     continue  # an integer input has no gradient
                 g = cast(g, td.dtype)
             prev = peek(key)

@@ -31,6 +31,7 @@ import numpy as np
 
 from .errors import AnomalyError
 from ._recorder import INPUTS, OUTPUTS, TYPE, Recording, pop_tape, push_tape
+from . import _dtypes as _dt
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _EXAMPLES = os.path.join(_PACKAGE, "examples") + os.sep  # user-level scripts shipped in the package
@@ -192,7 +193,7 @@ def _finite(t):
         # entries may overflow it: then look closer.
         if math.isfinite(np.vdot(data, data)):
             return True
-    elif data.dtype.kind not in "fc":
+    elif not _dt.inexact(data.dtype):
         return True
     return bool(t._device.xp.isfinite(data).all())
 
@@ -230,7 +231,7 @@ def _fail(rec, out, where, origins):
 def _bad_value(t):
     """``"NaN"``, ``"Inf"`` or ``None``: what non-finite value tensor ``t`` holds."""
     data = getattr(t, "_data", None)
-    if data is None or data.dtype.kind not in "fc":
+    if data is None or not _dt.inexact(data.dtype):
         return None
     xp = t._device.xp
     if bool(xp.isnan(data).any()):

@@ -20,6 +20,7 @@ from .ops import zeros_like
 from ._recorder import BACKWARD_FN, INPUTS, OUTPUTS, TYPE, Op, paused
 from ._sweep import backward, seed_gradients
 from .tensor import Tensor, Variable, ensure_tensor
+from . import _dtypes as _dt
 
 __all__ = ["explain_gradient", "GradientExplanation"]
 
@@ -112,11 +113,11 @@ def _explain(view, targets, source):
                                    "nothing left to explain either. Call gg.explain_gradient before "
                                    "tape.gradient, or use GradientTape(persistent=True).")
     for t in targets:
-        if t.dtype.kind not in "fc":
+        if not _dt.inexact(t.dtype):
             return GradientExplanation("integer_target", "error", _HEAD_ERROR + f"DTypeError: the target is "
                                        f"{_describe(t)}; an integer result (an argmax, a label, a count) has "
                                        f"no gradient. Differentiate a floating-point value.")
-    if source.dtype.kind not in "fc":
+    if not _dt.inexact(source.dtype):
         return _none("integer_dtype", f"the source is {_describe(source)}. Only floating-point tensors have "
                      f"gradients, and tapes never watch integer ones. Make the source a float tensor "
                      f"(e.g. gg.tensor(values, dtype=gg.float32)).")

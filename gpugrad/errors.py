@@ -21,7 +21,14 @@ What raises what (each message names the op, the shapes, dtypes or devices, and 
   dtype is not its variable's. An integer *source* is not an error: its gradient is
   ``None``, as in TensorFlow. Elementwise ops on mixed float16/float32 (or float64)
   follow NumPy's promotion, and every gradient arrives in its own input's dtype (as in
-  PyTorch: the sweep casts it once).
+  PyTorch: the sweep casts it once); bfloat16 promotes by ml_dtypes' rules, which NumPy
+  applies (with float32: float32; with float16: float32). ``dtype="bfloat16"`` (or
+  ``gg.bfloat16``) without the ``ml_dtypes`` package: the message names
+  ``pip install 'gpugrad[bfloat16]'``. The ``gg.linalg`` decompositions (inv, solve, det,
+  slogdet, cholesky, qr, eigh, eig, svd and what is built on them) refuse float16 and
+  bfloat16, naming the op and the dtype, as NumPy's linalg and torch.linalg on the CPU do;
+  every other op takes them, its reductions, softmax, norms, normalizations and losses
+  accumulating in float32 and returning the input's dtype.
 - IndexOutOfRangeError: indices, class labels and embedding ids outside their axis.
 - GradientError (a RuntimeError, as TensorFlow's for a used tape): a second ``.gradient``
   on a non-persistent tape, or entering it again; a Variable assigned after an op on a live

@@ -36,6 +36,7 @@ from .errors import DeviceError, DTypeError, ShapeError
 from .ops import identity, zeros_like
 from .tape import GradientTape
 from .tensor import Tensor
+from . import _dtypes as _dt
 
 __all__ = ["grad", "value_and_grad", "jacobian", "hessian", "hvp", "vjp", "jvp"]
 
@@ -202,7 +203,7 @@ def jvp(f: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool = Fals
     out, vjp_fn, aux = _vjp(f, args, nums, flat, has_aux)
     out_leaves = [_output(o, "jvp") for o in nest.flatten(out)]
     # one cotangent per float output; vjp_fn is linear in it, so any value does: zeros
-    us = [zeros_like(o) if o.dtype.kind in "fc" else None for o in out_leaves]
+    us = [zeros_like(o) if _dt.inexact(o.dtype) else None for o in out_leaves]
     watched = [u for u in us if u is not None]
     with GradientTape(watch_accessed_variables=False) as tape:
         tape.watch(watched)
@@ -258,7 +259,7 @@ def _vjp(f, args, nums, flat, has_aux):
 
     def vjp_fn(cotangent):
         cts = _matching(out_leaves, cotangent, "vjp", "cotangent", "output")
-        pairs = [(o, c) for o, c in zip(out_leaves, cts) if o.dtype.kind in "fc"]
+        pairs = [(o, c) for o, c in zip(out_leaves, cts) if _dt.inexact(o.dtype)]
         grads = tape.gradient([o for o, _ in pairs], flat, output_gradients=[c for _, c in pairs],
                               unconnected_gradients="zero")
         return _pack_per_argument(args, nums, False, grads)
@@ -301,7 +302,7 @@ def _prepare(args, nums, what):
                 except (TypeError, ValueError) as e:
                     raise TypeError(f"{what}: argument {i} holds a {type(leaf).__name__}, which is not "
                                     f"a tensor, array or number ({e})") from None
-            if t.dtype.kind not in "fc":
+            if not _dt.inexact(t.dtype):
                 raise DTypeError(f"{what}: argument {i} has dtype {t.dtype}; only float arguments "
                                  f"can be differentiated (write 2.0, not 2)")
             leaves.append(t)

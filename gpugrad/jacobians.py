@@ -26,6 +26,7 @@ from .errors import DTypeError, NotATensorError, ShapeError
 from .ops import reshape, stack, zeros_like
 from ._sweep import backward, records_on_paths
 from .tensor import Tensor
+from . import _dtypes as _dt
 
 
 def jacobian(tape, target, sources, unconnected_gradients="none"):
@@ -108,7 +109,7 @@ def _check_target(target, what, unconnected_gradients):
         raise ValueError(f"unconnected_gradients is 'none' or 'zero', not {unconnected_gradients!r}")
     if not isinstance(target, Tensor):
         raise NotATensorError(f"{what}() target must be one tensor, not {type(target).__name__}")
-    if target.dtype.kind not in "fc":
+    if not _dt.inexact(target.dtype):
         raise DTypeError(f"cannot differentiate a target of integer dtype {target.dtype}")
 
 

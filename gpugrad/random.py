@@ -21,14 +21,15 @@ import numpy as np
 
 from .backend import CPU, get_device
 from .tensor import Tensor
+from . import _dtypes as _dt
 
 __all__ = ['Generator', 'seed', 'default_generator', 'uniform', 'normal', 'integers', 'permutation',
            'as_generator', 'get_state', 'set_state']
 
 
 def _float_dtype(dtype):
-    dtype = np.dtype(np.float32 if dtype is None else dtype)
-    if dtype.kind != "f":
+    dtype = _dt.resolve(np.float32 if dtype is None else dtype)
+    if not _dt.floating(dtype):
         raise TypeError(f"random floats take a float dtype, not {dtype}")
     return dtype
 

@@ -29,6 +29,7 @@ import numpy as np
 from ._tracing import state as _trace
 from .backend import CPU, get_device
 from .errors import DeviceError, DTypeError, ShapeError
+from . import _dtypes as _dt
 
 if TYPE_CHECKING:
     from ._typing import Axis, DeviceLike, DTypeLike, Shape, TensorLike
@@ -45,7 +46,7 @@ _KINDS = {"U": "strings", "S": "bytes", "O": "Python objects", "M": "datetimes",
 def _numeric(array):
     """``array`` if it holds booleans or numbers; else DTypeError naming what it holds."""
     kind = array.dtype.kind
-    if kind not in "biufc":
+    if not _dt.numeric(array.dtype):
         raise DTypeError(f"a tensor holds booleans or numbers, not {_KINDS.get(kind, 'values')} "
                          f"(dtype {array.dtype}); convert the data first")
     return array
@@ -59,7 +60,7 @@ _FRESH_SOURCES = _PYTHON_DATA + (np.generic,)
 def _host_array(data, dtype):
     """A host or device array of ``data`` with gpugrad's dtype rules applied."""
     if dtype is not None:
-        dtype = np.dtype(dtype)
+        dtype = _dt.resolve(dtype)
     if isinstance(data, np.ndarray) or isinstance(getattr(data, "dtype", None), np.dtype):  # NumPy, CuPy
         return _numeric(data if dtype is None or data.dtype == dtype else data.astype(dtype))
     try:
@@ -843,7 +844,7 @@ def as_tensor(data: Any, dtype: DTypeLike = None, device: DeviceLike = None) -> 
         (True, False)
     """
     dev = get_device(device)
-    wanted = None if dtype is None else np.dtype(dtype)
+    wanted = None if dtype is None else _dt.resolve(dtype)
     if isinstance(data, Tensor):
         if data._device is dev and (wanted is None or data._data.dtype == wanted):
             return data
@@ -864,7 +865,7 @@ def ensure_tensor(value: Any, like: Tensor | None = None) -> Tensor:
     if isinstance(value, Tensor):
         return value
     dev = like._device if like is not None else None
-    if like is not None and isinstance(value, (int, float)) and like._data.dtype.kind == "f":
+    if like is not None and isinstance(value, (int, float)) and _dt.floating(like._data.dtype):
         return Tensor._wrap(dev.xp.asarray(value, dtype=like._data.dtype), dev)  # type: ignore[union-attr, arg-type]
     return Tensor(value, None, dev)
 

@@ -6,6 +6,7 @@ is a module that importing the package loads.
 """
 import subprocess
 import sys
+import importlib.util
 import types
 
 import gpugrad as gg
@@ -50,6 +51,9 @@ RAW_OPS = [
     'sigmoid_grad', 'silu_grad', 'sinh_grad', 'softmax_cross_entropy_grad', 'softplus_grad',
     'softsign_grad', 'sqrt_grad', 'square_grad', 'tan_grad', 'tanh_grad',
 ]
+
+# gg.bfloat16 is public where its optional extra (ml_dtypes, pip install 'gpugrad[bfloat16]') is installed
+PUBLIC = sorted(PUBLIC + (["bfloat16"] if importlib.util.find_spec("ml_dtypes") is not None else []))
 
 
 def test_the_public_names_are_the_pinned_ones():

@@ -18,6 +18,7 @@ import numpy as np
 from ..tensor import Tensor, Variable, ensure_tensor
 from .communicators import communicator_for, wait
 from .world import DistributedError, world
+from .. import _dtypes as _dt
 
 OPS = ("mean", "sum", "min", "max")
 
@@ -80,7 +81,7 @@ def _contiguous_copy(t):
 
 def divide_by_size(array, size, xp):
     """``array /= size`` in place, in its own dtype (an integer mean rounds toward zero, as NumPy's cast)."""
-    xp.true_divide(array, array.dtype.type(size) if array.dtype.kind in "fc" else size, out=array, casting="unsafe")
+    xp.true_divide(array, array.dtype.type(size) if _dt.inexact(array.dtype) else size, out=array, casting="unsafe")
 
 
 def allreduce(tensor, op="mean", name=None):

@@ -33,6 +33,7 @@ from ..tensor import Tensor, ensure_tensor
 from .collectives import agree, describe, divide_by_size
 from .communicators import communicator_for
 from .world import DistributedError, world
+from .. import _dtypes as _dt
 
 BUCKET_BYTES = 25 * 1024 * 1024  # PyTorch DDP's default bucket_cap_mb
 _NOT_YET = object()  # a gradient the sweep has not finished
@@ -251,7 +252,7 @@ class DistributedGradientTape:
             flat = nest.flatten(grads)
             averaged = [g for g, _ in average_gradients(list(zip(flat, flat_sources)), self.bucket_bytes)]
             return nest.pack_like(sources, averaged)
-        slots = [_Slot(s) if s.dtype.kind in "fc" else None for s in flat_sources]  # a gradient has its source's
+        slots = [_Slot(s) if _dt.inexact(s.dtype) else None for s in flat_sources]  # a gradient has its source's
         labels = [f"variable {s.name!r}" if getattr(s, "name", None) else f"source #{i}"
                   for i, s in enumerate(flat_sources)]
         agree(w, labels, [describe(s) if slot else None for s, slot in zip(flat_sources, slots)],

@@ -20,6 +20,7 @@ from ..tensor import Tensor
 from .arithmetic import abs, multiply, sign, where  # noqa: A004 - NumPy's name
 from .base import CPU, ONE, elementwise, emit, public_ops, unary
 from .hot import TRANSCENDENTAL, Check, Range, declare
+from .. import _dtypes as _dt
 
 if TYPE_CHECKING:
     from .._typing import TensorLike
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 
 def _float_data(x):
     """x's array, integers and booleans as float32 (the activations' results of integers)."""
-    return x._data if x.dtype.kind == "f" else x._data.astype(np.float32)
+    return x._data if _dt.floating(x.dtype) else x._data.astype(np.float32)
 
 
 def softplus_array(device, d):
@@ -94,7 +95,7 @@ def sigmoid_array(device, x):
         >>> sigmoid_array(CPU, np.array([0.0])).tolist()
         [0.5]
     """
-    if x.dtype.kind != "f":
+    if not _dt.floating(x.dtype):
         x = x.astype(np.float32)  # integers and booleans: float32, as the other float results of integers
     if device is CPU:
         return cpu_fast.run(cpu_fast.sigmoid, (x,), COSTLY)
@@ -150,7 +151,7 @@ def relu_array(device, d, out=None):
         [0.0, 2.0]
     """
     if device is CPU:
-        return cpu_fast.run(cpu_fast.relu, (d,), CHEAP if d.dtype.kind == "f" else None, out)
+        return cpu_fast.run(cpu_fast.relu, (d,), CHEAP if _dt.floating(d.dtype) else None, out)
     return device.xp.maximum(d, 0, out=out)
 
 

@@ -17,6 +17,7 @@ from ..backend.cpu_fast import COSTLY
 from ..errors import DeviceError, DTypeError, ShapeError
 from .._recorder import emit, emit_many  # noqa: F401 - re-exported for op modules
 from ..tensor import Tensor, Variable, ensure_tensor
+from .. import _dtypes as _dt
 
 if TYPE_CHECKING:
     from .._typing import TensorLike
@@ -35,7 +36,7 @@ def scalar_tensor(value: float, like: Tensor) -> Tensor:
 
     Converting a Python float costs NumPy more than the op itself on small arrays.
     """
-    if value == 0 or like._data.dtype.kind not in "fc" or value != value:
+    if value == 0 or not _dt.inexact(like._data.dtype) or value != value:
         return ensure_tensor(value, like=like)  # -0.0 == 0.0 and NaN != NaN: not cacheable
     key = (value, like._data.dtype, like._device)
     t = _scalar_tensors.get(key)
@@ -179,4 +180,4 @@ def scalar_of_broadcast(a):
 
 def float_dtype_of(x):
     """The float dtype results of ``x`` take: its own, or float32 for integers."""
-    return x.dtype if x.dtype.kind in "fc" else np.dtype(np.float32)
+    return x.dtype if _dt.inexact(x.dtype) else np.dtype(np.float32)

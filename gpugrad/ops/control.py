@@ -18,6 +18,7 @@ from .._recorder import active_tapes, record
 from ..registry import NotDifferentiable, RegisterGradient
 from ..tensor import Tensor
 from .base import emit, public_ops, unary
+from .. import _dtypes as _dt
 
 if TYPE_CHECKING:
     from .._typing import DTypeLike, TensorLike
@@ -91,12 +92,14 @@ def cast(x: TensorLike, dtype: DTypeLike) -> Tensor:
     """
     x = unary(x)
     try:
-        dtype = np.dtype(dtype)
+        dtype = _dt.resolve(dtype)
+    except DTypeError:
+        raise  # bfloat16 without ml_dtypes: the message names the extra
     except TypeError:
         raise DTypeError(f"cast: {dtype!r} is not a dtype") from None
     if dtype == x._data.dtype:
         return x
-    if dtype.kind not in "biufc":
+    if not _dt.numeric(dtype):
         raise DTypeError(f"cast: a tensor holds booleans or numbers, not {dtype}")
     return emit("Cast", x._data.astype(dtype), x._device, (x,), {"dtype": dtype})
 
@@ -104,7 +107,7 @@ def cast(x: TensorLike, dtype: DTypeLike) -> Tensor:
 @RegisterGradient("Cast", reads_outputs=False)
 def _cast_grad(op, dy):
     (x,) = op.inputs
-    if x._data.dtype.kind not in "fc" or dy._data.dtype.kind not in "fc":
+    if not _dt.inexact(x._data.dtype) or not _dt.inexact(dy._data.dtype):
         return (None,)
     return (cast(dy, x._data.dtype),)
 

@@ -31,6 +31,7 @@ from ..registry import RegisterGradient
 from ..tensor import Tensor
 from .base import emit, public_ops, same_device, unary
 from .reductions import sum as reduce_sum
+from .. import _dtypes as _dt
 
 if TYPE_CHECKING:
     from .._typing import Shape, TensorLike
@@ -206,7 +207,7 @@ def _conv_forward(xp, x, w, geom, out=None):
     oh, ow = (output_size(s, p, k, st, d) for s, p, k, st, d in
               zip(x.shape[2:], geom.padding, (kh, kw), geom.stride, geom.dilation))
     cols = _im2col(xp, x, (kh, kw), geom, (oh, ow))
-    product = xp.matmul(_w_matrix(xp, w, geom.groups), cols.transpose(0, 2, 1))  # (G, O/G, N*OH*OW)
+    product = _dt.narrow(xp.matmul(_w_matrix(xp, w, geom.groups), cols.transpose(0, 2, 1)), x, w)  # (G, O/G, N*OH*OW)
     return _contiguous(xp, product.reshape(o, n, oh, ow).transpose(1, 0, 2, 3), out)
 
 
@@ -217,7 +218,7 @@ def _backprop_input(xp, dy, w, x_shape, geom, out=None):
     # the input gradient each window offset (i, j) receives, (G, KH*KW, N*OH*OW, C/G): one
     # product per offset, so that each offset's block is contiguous for the strided adds below
     w_offsets = w.reshape(g, o // g, cg, kh * kw).transpose(0, 3, 1, 2)  # (G, KH*KW, O/G, C/G)
-    dcols = xp.matmul(_dy_rows(xp, dy, g)[:, None], w_offsets)
+    dcols = _dt.narrow(xp.matmul(_dy_rows(xp, dy, g)[:, None], w_offsets), dy, w)
     dcols = dcols.reshape(g, kh, kw, n, oh, ow, cg)
     piece = (lambda i, j: dcols[0, i, j]) if g == 1 else (lambda i, j: dcols[:, i, j].transpose(1, 2, 3, 0, 4))
     dxh = col2im(xp, piece, (n,) + tuple(x_shape[2:]) + (g, cg)[g == 1:], dcols.dtype, (kh, kw), geom.stride,
@@ -228,7 +229,7 @@ def _backprop_input(xp, dy, w, x_shape, geom, out=None):
 def _backprop_filter(xp, x, dy, w_shape, geom, out=None):
     o, cg, kh, kw = w_shape
     cols = _im2col(xp, x, (kh, kw), geom, dy.shape[2:])
-    dw = xp.matmul(_dy_matrix(xp, dy, geom.groups), cols)  # (G, O/G, KH*KW*C/G)
+    dw = _dt.narrow(xp.matmul(_dy_matrix(xp, dy, geom.groups), cols), x, dy)  # (G, O/G, KH*KW*C/G)
     return _contiguous(xp, dw.reshape(o, kh, kw, cg).transpose(0, 3, 1, 2), out)
 
 
@@ -237,7 +238,7 @@ def _backprop_filter(xp, x, dy, w_shape, geom, out=None):
 
 def _check_dtypes(op_type, *tensors):
     dtype = tensors[0].dtype
-    if dtype.kind not in "fc" or any(t.dtype != dtype for t in tensors):
+    if not _dt.inexact(dtype) or any(t.dtype != dtype for t in tensors):
         raise DTypeError(f"op {op_type!r} takes float tensors of one dtype, got "
                          f"{', '.join(str(t.dtype) for t in tensors)}")
 

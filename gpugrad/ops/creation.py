@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .. import _dtypes as _dt
 from ..backend import get_device
 from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 
 def _make(xp_fn, shape, fill, dtype, device):
     dev = get_device(device)
-    dtype = np.dtype(dtype if dtype is not None else np.float32)
+    dtype = _dt.resolve(dtype if dtype is not None else np.float32)
     with_index = dev.backend.asarray  # keeps the GPU's current device right
     if fill is None:
         data = getattr(dev.xp, xp_fn)(shape, dtype=dtype)
@@ -100,7 +101,7 @@ def full_like(x: TensorLike, fill_value: float, dtype: DTypeLike = None, shape: 
         [7.0, 7.0]
     """
     x = unary(x)
-    dtype = np.dtype(dtype if dtype is not None else x._data.dtype)
+    dtype = _dt.resolve(dtype if dtype is not None else x._data.dtype)
     shape = x.shape if shape is None else shape
     return _place(x._device.xp.full(shape, fill_value, dtype=dtype), x._device)
 
@@ -147,7 +148,7 @@ def arange(start: float, stop: float | None = None, step: float | None = None, d
     if dtype is None:
         dtype = np.int64 if _is_int(start) and _is_int(stop) and _is_int(step) else np.float32
     dev = get_device(device)
-    return _place(dev.xp.arange(start, stop, step, dtype=np.dtype(dtype)), dev)
+    return _place(dev.xp.arange(start, stop, step, dtype=_dt.resolve(dtype)), dev)
 
 
 def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True, retstep: bool = False,
@@ -170,7 +171,7 @@ def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True, re
             raise DTypeError(f"linspace: {name} must be a real number (array endpoints are not supported), "
                              f"not {v!r}")
     dev = get_device(device)
-    dtype = np.dtype(dtype if dtype is not None else np.float32)
+    dtype = _dt.resolve(dtype if dtype is not None else np.float32)
     data = dev.xp.linspace(start, stop, num, endpoint=endpoint, dtype=dtype)
     out = _place(data, dev)
     if retstep:
@@ -209,7 +210,7 @@ def _diagonal_matrix(name, N, M, k, dtype, device):  # noqa: N803 - NumPy's name
         raise DTypeError(f"{name}: k must be an int, not {k!r}")
     dev = get_device(device)
     maker = getattr(dev.xp, name)
-    return _place(maker(N, M, int(k), dtype=np.dtype(dtype if dtype is not None else np.float32)), dev)
+    return _place(maker(N, M, int(k), dtype=_dt.resolve(dtype if dtype is not None else np.float32)), dev)
 
 
 TENSOR_METHODS: dict = {}

@@ -23,6 +23,7 @@ from .indexing import getitem
 from .math import reciprocal
 from .reductions import sum as _sum
 from .shape import broadcast_to, concat, expand_dims, normalize_axis_index, reshape, transpose
+from .. import _dtypes as _dt
 
 if TYPE_CHECKING:
     from .._typing import Axis, DTypeLike, TensorLike
@@ -60,7 +61,8 @@ def cumsum(x: TensorLike, axis: Axis = None, dtype: DTypeLike = None) -> Tensor:
     if dtype is not None:
         x = cast(x, dtype)
     x, axis = _along(x, axis, "CumSum")
-    return emit("CumSum", x._device.xp.cumsum(x._data, axis=axis), x._device, (x,), {"axis": axis})
+    out = _dt.narrow(x._device.xp.cumsum(_dt.wide(x._data), axis=axis), x._data)  # low dtypes: in float32
+    return emit("CumSum", out, x._device, (x,), {"axis": axis})
 
 
 @RegisterGradient("CumSum", reads_outputs=False)
@@ -93,7 +95,8 @@ def cumprod(x: TensorLike, axis: Axis = None, dtype: DTypeLike = None) -> Tensor
     if dtype is not None:
         x = cast(x, dtype)
     x, axis = _along(x, axis, "CumProd")
-    return emit("CumProd", x._device.xp.cumprod(x._data, axis=axis), x._device, (x,), {"axis": axis})
+    out = _dt.narrow(x._device.xp.cumprod(_dt.wide(x._data), axis=axis), x._data)  # low dtypes: in float32
+    return emit("CumProd", out, x._device, (x,), {"axis": axis})
 
 
 @RegisterGradient("CumProd")
@@ -220,7 +223,7 @@ def gradient(f: TensorLike, *varargs: TensorLike, axis: Axis = None, edge_order:
         axes = tuple(normalize_axis_index(a, f.ndim, "Gradient", f.shape) for a in given)
         if len(set(axes)) != len(axes):
             raise ShapeError(f"op 'Gradient': axis {axis!r} repeats an axis")
-    if f._data.dtype.kind not in "fc":
+    if not _dt.inexact(f._data.dtype):
         f = cast(f, np.float32 if f._data.dtype.itemsize < 8 or f._data.dtype.kind == "b" else np.float64)
     out = []
     for a, h in zip(axes, _spacing(varargs, len(axes))):

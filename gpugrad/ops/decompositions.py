@@ -44,6 +44,7 @@ from .reductions import max as _max
 from .reductions import min as _min
 from .reductions import sum as _sum
 from .shape import expand_dims, reshape, transpose
+from .. import _dtypes as _dt
 
 if TYPE_CHECKING:
     from .._typing import Axis, TensorLike
@@ -69,7 +70,8 @@ def _matrix(a, op_type, square=True):
         a = Tensor._wrap(a._data.astype(np.float64), a._device)
     elif kind not in "fc" or a._data.dtype.itemsize < 4:
         raise DTypeError(f"op {op_type!r} cannot take dtype {a.dtype} (shape {a.shape}); "
-                         f"cast to float32 or float64 with gg.tensor(..., dtype=...)")
+                         f"cast to float32 or float64 with gg.cast (half precision is refused, as by "
+                         f"NumPy's linalg and torch.linalg on the CPU)")
     return a
 
 
@@ -571,7 +573,7 @@ def lstsq(a: TensorLike, b: TensorLike, rcond: float | None = None) -> tuple[Ten
     if b.ndim not in (1, 2) or b.shape[0] != m:
         raise ShapeError(f"op 'lstsq' needs b of shape ({m},) or ({m}, K) for a of shape {a.shape}, not {b.shape}")
     if b._data.dtype != a._data.dtype:
-        b = Tensor._wrap(b._data.astype(a._data.dtype), b._device) if not b._data.dtype.kind == "f" else b
+        b = Tensor._wrap(b._data.astype(a._data.dtype), b._device) if not _dt.floating(b._data.dtype) else b
     if rcond is None:
         rcond = max(m, n) * np.finfo(a._data.dtype).eps
     s = svd(a, compute_uv=False)
@@ -634,7 +636,7 @@ def _euclidean_norm(x, axes, keepdims):
     xp = x._device.xp
     d = x._data
     sq = (d.conj() * d).real if d.dtype.kind == "c" else d * d
-    out = xp.sqrt(xp.sum(sq, axis=axes, keepdims=keepdims))
+    out = _dt.narrow(xp.sqrt(xp.sum(_dt.wide(sq), axis=axes, keepdims=keepdims)), d)  # low dtypes: in float32
     return emit("EuclideanNorm", out, x._device, (x,), {"axes": axes, "keepdims": keepdims})
 
 

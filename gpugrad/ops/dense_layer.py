@@ -21,6 +21,7 @@ from .hot import HOT_GRADIENTS
 from .linalg import matmul
 from .reductions import sum
 from .shape import reshape
+from .. import _dtypes as _dt
 
 if TYPE_CHECKING:
     from .._typing import TensorLike
@@ -32,15 +33,15 @@ _ATTRS = {name: {"activation": name} for name in FUSED_ACTIVATIONS}  # shared: r
 
 def _check(x, kernel, bias, activation):
     xd, kd = x._data, kernel._data
-    if (kd.ndim == 2 and xd.ndim and xd.shape[-1] == kd.shape[0] and xd.dtype.kind == kd.dtype.kind == "f"
-            and (bias is None or (bias._data.shape == kd.shape[1:] and bias._data.dtype.kind == "f"))
+    if (kd.ndim == 2 and xd.ndim and xd.shape[-1] == kd.shape[0] and _dt.floating(xd.dtype) and _dt.floating(kd.dtype)
+            and (bias is None or (bias._data.shape == kd.shape[1:] and _dt.floating(bias._data.dtype)))
             and (activation is None or activation in _ATTRS)):
         return  # the usual case in one test; anything else finds its error below
     if activation is not None and activation not in _ATTRS:
         raise ValueError(f"op 'Dense' fuses the activations {list(FUSED_ACTIVATIONS)} or None, "
                          f"not {activation!r}; apply others after it")
     for name, t in (("x", x), ("kernel", kernel), ("bias", bias)):
-        if t is not None and t.dtype.kind != "f":
+        if t is not None and not _dt.floating(t.dtype):
             raise DTypeError(f"op 'Dense' takes floating-point tensors; {name} has dtype {t.dtype}")
     if kernel.ndim != 2:
         raise ShapeError(f"op 'Dense' needs a kernel of shape (in_features, out_features), got {kernel.shape}")
@@ -86,7 +87,7 @@ def dense_array(dev, x, kernel, bias, activation, out=None):
     """The array ``dense`` computes from arrays ``x``, ``kernel``, ``bias`` (or None) on ``dev``; the matrix
     product goes into ``out`` when given (a fresh array of its shape and dtype), and the rest in place."""
     xp = dev.xp
-    out = xp.matmul(x, kernel, out=out)  # fresh: the steps below may write into it
+    out = _dt.narrow(xp.matmul(x, kernel, out=out), x, kernel)  # fresh: the steps below may write into it
     if bias is not None:
         if xp.result_type(out, bias) == out.dtype:
             xp.add(out, bias, out=out)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .. import _dtypes as _dt
 from ..backend import CPU
 from ..errors import DeviceError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..registry import RegisterGradient
@@ -205,6 +206,10 @@ def getitem_grad(dy: TensorLike, key: Any, shape: Shape, accumulate: bool = True
         z[key] = dy._data
     elif dev is CPU:
         _scatter_add_cpu(z, key, dy._data)
+    elif z.dtype.name == "bfloat16":  # cupy.add.at takes no bfloat16: added up in float32
+        wide = _dt.wide(z)
+        dev.xp.add.at(wide, key, _dt.wide(dy._data))
+        z = _dt.narrow(wide, z)
     else:
         dev.xp.add.at(z, key, dy._data)  # cupyx.scatter_add is deprecated (a DeprecationWarning in CuPy 14)
     return emit("GetItemGrad", z, dev, (dy,), {"key": key, "shape": tuple(shape), "accumulate": accumulate})

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import string
 from collections import Counter
 
+from .. import _dtypes as _dt
 from ..errors import ShapeError
 from ..registry import RegisterGradient
 from ..tensor import Tensor
@@ -68,7 +69,7 @@ def matmul(a: TensorLike, b: TensorLike, transpose_a: bool = False, transpose_b:
         ad = ad.swapaxes(-1, -2) if transpose_a else ad  # the method: np.swapaxes adds a Python wrapper
         bd = bd.swapaxes(-1, -2) if transpose_b else bd
     try:
-        out = xp.matmul(ad, bd)
+        out = _dt.narrow(xp.matmul(ad, bd), ad, bd)  # ml_dtypes' bfloat16 product is float32
     except ValueError:
         k_a, k_b = ad.shape[-1], bd.shape[-2 if bd.ndim > 1 else 0]
         why = f"contracted dimensions {k_a} and {k_b} differ" if k_a != k_b \
@@ -163,7 +164,8 @@ def _explicit_subscripts(subscripts, tensors):
 def _einsum_arrays(xp, spec, arrays):
     # the pairwise order with BLAS pays off on larger operands; its planning costs tens of µs
     optimize = len(arrays) > 2 or any(a.size > 4096 for a in arrays)
-    return xp.einsum(spec, *arrays, optimize=optimize)
+    # float16 and bfloat16 contract in float32 (NumPy's einsum refuses bfloat16), returned in their dtype
+    return _dt.narrow(xp.einsum(spec, *[_dt.wide(a) for a in arrays], optimize=optimize), *arrays)
 
 
 def einsum(subscripts: str, *operands: TensorLike) -> Tensor:
@@ -290,7 +292,7 @@ def tensordot(a: TensorLike, b: TensorLike, axes: Any = 2) -> Tensor:
     axes_a, axes_b = _tensordot_axes(axes, a, b)
     if len(set(axes_a)) != len(axes_a) or len(set(axes_b)) != len(axes_b):
         raise ShapeError(f"op 'TensorDot' got a repeated axis in {axes}")
-    out = a._device.xp.tensordot(a._data, b._data, axes=(axes_a, axes_b))
+    out = _dt.narrow(a._device.xp.tensordot(a._data, b._data, axes=(axes_a, axes_b)), a._data, b._data)
     # the same contraction as einsum subscripts, for the gradient
     sub_a = list(_LETTERS[:a.ndim])
     sub_b = list(_LETTERS[a.ndim:a.ndim + b.ndim])

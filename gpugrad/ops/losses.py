@@ -25,6 +25,7 @@ from .activations import relu_array, sigmoid
 from .arithmetic import multiply, subtract
 from .base import binary, elementwise, emit, public_ops, same_device, unary
 from .math import exp, square
+from .hot import _kernel_takes
 from .reductions import mean, mean_data, normalize_axis, sum, sum_data
 from .shape import reshape
 
@@ -229,10 +230,10 @@ def _softmax_cross_entropy_grad(op, dy):
     return softmax_cross_entropy_grad(probs, labels, dy), None, None
 
 
-def _softmax_cross_entropy_grad_cpu(probs, labels, dy):
-    dx = np.multiply(probs, dy[..., None], order="C")
+def _softmax_cross_entropy_grad_cpu(probs, labels, dy, xp=np):
+    dx = np.multiply(probs, dy[..., None], order="C") if xp is np else xp.ascontiguousarray(probs * dy[..., None])
     rows = dx.reshape(labels.size, probs.shape[-1])  # a view of the fresh C-ordered dx (explicit: C may be 0)
-    rows[np.arange(rows.shape[0]), labels.reshape(-1)] -= dy.reshape(-1)
+    rows[xp.arange(rows.shape[0]), labels.reshape(-1)] -= dy.reshape(-1)
     return dx
 
 
@@ -258,6 +259,9 @@ def softmax_cross_entropy_grad(probs: TensorLike, labels: TensorLike, dy: Tensor
                          f"{dy.shape}")
     if dev is CPU:
         data = _softmax_cross_entropy_grad_cpu(probs._data, labels._data, dy._data)
+    elif not _kernel_takes("softmax_cross_entropy_grad", probs.dtype.name):  # bfloat16 with no kernel: array ops
+        rows_dy = dev.xp.broadcast_to(dy._data, labels.shape) if dy._data.ndim == 0 else dy._data
+        data = _softmax_cross_entropy_grad_cpu(probs._data, labels._data, rows_dy, dev.xp)
     else:  # the kernel reads probs by flat index and labels, dy by row
         xp = dev.xp
         rows_dy = xp.broadcast_to(dy._data, labels.shape) if dy._data.ndim == 0 else dy._data

@@ -26,6 +26,7 @@ from .indexing import _index_array, _to_device
 from .reductions import group_size, mean, sum
 from .shape import reshape
 from .. import random as _random
+from .. import _dtypes as _dt
 
 if TYPE_CHECKING:
     from .._typing import Shape, TensorLike
@@ -58,10 +59,10 @@ def dropout(x: TensorLike, rate: float, training: bool = True, seed: int | None 
         raise ValueError(f"dropout rate must be in [0, 1), got {rate}")
     if not training or rate == 0.0:
         return x
-    if x.dtype.kind not in "fc":
+    if not _dt.inexact(x.dtype):
         raise DTypeError(f"op 'Dropout' takes a float tensor, got dtype {x.dtype}")
     dev = x._device
-    u = _random.as_generator(seed).random_array(x.shape, x.dtype, dev)
+    u = _random.as_generator(seed).random_array(x.shape, _dt.compute_dtype(x.dtype), dev)  # low: float32's mask
     xp = dev.xp
     mask = (u >= rate).astype(x.dtype)
     mask *= xp.asarray(1.0 / (1.0 - rate), dtype=x.dtype)
@@ -118,7 +119,7 @@ def _normalize(x, axes, eps):
     """``(x - mean) * rstd`` over ``axes`` and ``rstd`` (keepdims), recorded as Normalize; plus the
     raw batch mean and variance arrays."""
     xp = x._device.xp
-    data = x._data
+    data = _dt.wide(x._data)  # float16 and bfloat16 normalise in float32
     mu = data.mean(axis=axes, keepdims=True)
     centered = data - mu
     var = xp.square(centered).mean(axis=axes, keepdims=True)
@@ -126,7 +127,7 @@ def _normalize(x, axes, eps):
     rstd = xp.sqrt(rstd, out=rstd)
     rstd = xp.reciprocal(rstd, out=rstd)
     centered *= rstd
-    y, r = emit_many("Normalize", (centered, rstd), x._device, (x,), {"axes": axes})
+    y, r = emit_many("Normalize", (_dt.narrow(centered, x._data), _dt.narrow(rstd, x._data)), x._device, (x,), {"axes": axes})
     return y, r, mu, var
 
 
@@ -180,7 +181,7 @@ def layer_norm(x: TensorLike, normalized_shape: Shape, weight: TensorLike | None
     if not shape or x.shape[x.ndim - k:] != shape or k > x.ndim:
         raise ShapeError(f"op 'LayerNorm': normalized_shape {shape} is not the trailing shape of x of "
                          f"shape {x.shape}")
-    if x.dtype.kind not in "fc":
+    if not _dt.inexact(x.dtype):
         raise DTypeError(f"op 'LayerNorm' takes a float tensor, got dtype {x.dtype}")
     _check_param("LayerNorm", "weight", weight, shape, x)
     _check_param("LayerNorm", "bias", bias, shape, x)
@@ -235,7 +236,7 @@ def batch_norm(x: TensorLike, running_mean: TensorLike, running_var: TensorLike,
     x = unary(x)
     if x.ndim < 2:
         raise ShapeError(f"op 'BatchNorm' takes x of shape (N, C, ...), got shape {x.shape}")
-    if x.dtype.kind not in "fc":
+    if not _dt.inexact(x.dtype):
         raise DTypeError(f"op 'BatchNorm' takes a float tensor, got dtype {x.dtype}")
     c = x.shape[1]
     _check_param("BatchNorm", "weight", weight, (c,), x)

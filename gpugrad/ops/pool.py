@@ -23,6 +23,7 @@ from ..errors import DTypeError, ShapeError
 from ..registry import RegisterGradient
 from .base import emit, public_ops, unary
 from .conv import Geometry, check_fits, col2im, output_size, padded, pair, windows
+from .. import _dtypes as _dt
 
 if TYPE_CHECKING:
     from .._typing import Shape, TensorLike
@@ -81,7 +82,7 @@ def _untile(xp, tiled, x_shape):
 
 
 def _lowest(dtype):
-    return -np.inf if dtype.kind in "fc" else np.iinfo(dtype).min
+    return -np.inf if _dt.inexact(dtype) else np.iinfo(dtype).min
 
 
 def max_pool2d(x: TensorLike, kernel_size: int | tuple[int, int], stride: int | tuple[int, int] | None = None,
@@ -210,7 +211,7 @@ def avg_pool2d(x: TensorLike, kernel_size: int | tuple[int, int], stride: int | 
 
 
 def _avg_pool(x, attrs):
-    if x.dtype.kind not in "fc":
+    if not _dt.inexact(x.dtype):
         raise DTypeError(f"op 'AvgPool2D' takes a float tensor, got dtype {x.dtype}")
     xp = x._device.xp
     kernel = attrs["kernel"]

@@ -22,6 +22,7 @@ from .arithmetic import multiply, where
 from .base import emit, float_dtype_of, public_ops, unary
 from .math import exp, reciprocal
 from .shape import broadcast_to, reshape
+from .. import _dtypes as _dt
 
 if TYPE_CHECKING:
     from .._typing import Axis, Shape, TensorLike
@@ -77,6 +78,8 @@ def sum(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:  # 
 
 def sum_data(d, device, axes, keepdims=False):
     """The array ``sum`` computes: array ``d`` on ``device`` summed over ``axes`` (a tuple)."""
+    if _dt.is_low(d.dtype):  # accumulated in float32 (ml_dtypes' bfloat16 sum accumulates in bfloat16)
+        return _dt.narrow(sum_data(_dt.wide(d), device, axes, keepdims), d)
     if device is CPU:
         return cpu_fast.sum(d, axes, keepdims)
     return d.sum(axis=axes, keepdims=keepdims)
@@ -84,10 +87,12 @@ def sum_data(d, device, axes, keepdims=False):
 
 def mean_data(d, device, axes, keepdims=False):
     """The array ``mean`` computes: array ``d`` on ``device`` averaged over ``axes`` (a tuple)."""
+    if _dt.is_low(d.dtype):  # in float32, returned in d's dtype
+        return _dt.narrow(mean_data(_dt.wide(d), device, axes, keepdims), d)
     if device is CPU:
         return cpu_fast.mean(d, axes, keepdims, group_size(d.shape, axes))
     out = d.mean(axis=axes, keepdims=keepdims)
-    if out.dtype != d.dtype and d.dtype.kind == "f":
+    if out.dtype != d.dtype and _dt.floating(d.dtype):
         out = out.astype(d.dtype)  # not astype(copy=False) on a NumPy scalar: it leaks ~55 B a call
     return out
 
@@ -234,7 +239,8 @@ def prod(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
     """
     x = unary(x)
     axes = normalize_axis(axis, x.ndim)
-    return emit("Prod", x._data.prod(axis=axes, keepdims=keepdims), x._device, (x,), {"axes": axes})
+    out = _dt.narrow(_dt.wide(x._data).prod(axis=axes, keepdims=keepdims), x._data)  # low dtypes: in float32
+    return emit("Prod", out, x._device, (x,), {"axes": axes})
 
 
 @RegisterGradient("Prod", reads_outputs=False)
@@ -325,7 +331,7 @@ def logsumexp(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tenso
     x = unary(x)
     axes = normalize_axis(axis, x.ndim)
     xp = x._device.xp
-    a = x._data
+    a = _dt.wide(x._data)  # float16 and bfloat16 in float32
     try:
         shift = a.max(axis=axes, keepdims=True)
     except ValueError:
@@ -335,7 +341,7 @@ def logsumexp(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tenso
         out = xp.log(xp.exp(a - shift).sum(axis=axes, keepdims=True)) + shift
     if not keepdims:
         out = out.reshape([n for i, n in enumerate(a.shape) if i not in axes])
-    return emit("LogSumExp", out, x._device, (x,), {"axes": axes})
+    return emit("LogSumExp", _dt.narrow(out, x._data), x._device, (x,), {"axes": axes})
 
 
 @RegisterGradient("LogSumExp")
@@ -362,8 +368,8 @@ def var(x: TensorLike, axis: Axis = None, keepdims: bool = False, ddof: int = 0)
     """
     x = unary(x)
     axes = normalize_axis(axis, x.ndim)
-    out = x._data.var(axis=axes, keepdims=keepdims, ddof=ddof)
-    if out.dtype != x._data.dtype and x._data.dtype.kind == "f":
+    out = _dt.wide(x._data).var(axis=axes, keepdims=keepdims, ddof=ddof)  # float16, bfloat16: in float32
+    if out.dtype != x._data.dtype and _dt.floating(x._data.dtype):
         out = out.astype(x._data.dtype)
     return emit("Var", out, x._device, (x,), {"axes": axes, "ddof": ddof})
 
@@ -404,8 +410,8 @@ def std(x: TensorLike, axis: Axis = None, keepdims: bool = False, ddof: int = 0)
     """
     x = unary(x)
     axes = normalize_axis(axis, x.ndim)
-    out = x._data.std(axis=axes, keepdims=keepdims, ddof=ddof)
-    if out.dtype != x._data.dtype and x._data.dtype.kind == "f":
+    out = _dt.wide(x._data).std(axis=axes, keepdims=keepdims, ddof=ddof)  # float16, bfloat16: in float32
+    if out.dtype != x._data.dtype and _dt.floating(x._data.dtype):
         out = out.astype(x._data.dtype)
     return emit("Std", out, x._device, (x,), {"axes": axes, "ddof": ddof})
 

@@ -28,6 +28,7 @@ from .reductions import min as _min
 from .reductions import sum as _sum
 from .shape import broadcast_to, reshape, transpose
 from ..tensor import Tensor
+from .. import _dtypes as _dt
 
 if TYPE_CHECKING:
     from .._typing import Axis, DTypeLike, TensorLike
@@ -48,7 +49,7 @@ def _prepared(op_type, a, dtype, out):
 
 def _floating(x):
     """``x`` itself when it holds floats, else cast to float64, as NumPy's statistics (and gg.mean) compute integers."""
-    return x if x._data.dtype.kind in "fc" else cast(x, np.float64)
+    return x if _dt.inexact(x._data.dtype) else cast(x, np.float64)
 
 
 # ---------------------------------------------------------------- nansum, nanmean
@@ -56,7 +57,7 @@ def _floating(x):
 
 def _nan_zeroed(a):
     """``a`` with NaNs replaced by 0 (a recorded Where, so they get gradient 0), and the NaN mask."""
-    if a._data.dtype.kind not in "fc":
+    if not _dt.inexact(a._data.dtype):
         return a, None
     nan = a._device.xp.isnan(a._data)
     return where(nan, 0.0, a), nan
@@ -128,7 +129,7 @@ def _order_stats(xm, positions):
 
 def _nan_rows(xm, v):
     """``v`` (rows of ``xm`` by last axis) set to NaN where the row of ``xm`` holds a NaN, as NumPy."""
-    if xm._data.dtype.kind not in "fc":
+    if not _dt.inexact(xm._data.dtype):
         return v
     nan = xm._device.xp.isnan(xm._data).any(axis=-1, keepdims=True)
     return where(nan, float("nan"), v) if bool(nan.any()) else v

@@ -27,6 +27,8 @@ class OpSpec:
     shapes; inputs are drawn uniformly from ``[low, high]``, with values of
     magnitude below ``away_from_zero`` pushed out (for kinks at 0), or by
     ``draw(rng)`` when given. ``order`` is the highest order checked.
+    ``low_factor`` widens the float16/bfloat16 tolerance of an ill-conditioned op;
+    ``low_refuses`` says why an op refuses those dtypes (with a DTypeError).
 
     Example:
         >>> import gpugrad as gg
@@ -45,6 +47,12 @@ class OpSpec:
     order: int = 2
     label: str = ""
     cpu_only: str = ""  # why the op runs on the CPU only; on another device it must raise DeviceError
+    # float16 / bfloat16 (tests/test_low_precision.py): the error allowed is the dtype's eps times a base
+    # times this condition factor (for ops whose result amplifies the inputs' rounding); or, in
+    # ``low_refuses``, why the op refuses the low dtypes (it must raise DTypeError naming op and dtype)
+    low_factor: float = 1.0
+    low_refuses: str = ""
+    low_reference: str = "float64"  # the dtype the low-precision result is compared with
 
     def refused_on(self, device):
         """Whether ``device`` is one this spec's op refuses (with a DeviceError, which the checks assert)."""

@@ -60,7 +60,9 @@ DENSE_SPECS = [
     OpSpec("Dense", lambda x, w, b: gg.dense(x, w, b, activation="sigmoid"), [(3, 4), (4, 2), (2,)],
            label="sigmoid"),
     OpSpec("Dense", lambda x, w: gg.dense(x, w, activation="relu"), [(3, 4), (4, 2)], label="relu_no_bias"),
-    OpSpec("Dense", lambda x, w, b: gg.dense(x, w, b, activation="tanh"), [(4,), (4, 3), (3,)], label="vector"),
+    # x @ w + b cancels to near 0 in one output, whose tanh' gradient rounds: float16 reached 6.6 eps of the 8
+    OpSpec("Dense", lambda x, w, b: gg.dense(x, w, b, activation="tanh"), [(4,), (4, 3), (3,)], label="vector",
+           low_factor=2.0),
     OpSpec("Dense", lambda x, w, b: gg.dense(x, w, b, activation="sigmoid"), [(2, 3, 4), (4, 2), (2,)],
            label="batched"),
 ]

@@ -74,10 +74,13 @@ SPECS = [
     OpSpec("AvgPool2D", lambda x: gg.avg_pool2d(x, 2), [(1, 2, 4, 5)]),
     OpSpec("AvgPool2DGrad", lambda dy: gg.square(gg.raw_ops.avg_pool2d_grad(dy, POOL_SHAPE, **POOL_ARGS)),
            [POOLED_SHAPE]),
-    OpSpec("Dropout", lambda x: gg.square(gg.dropout(x, 0.4, seed=1)), [(3, 5)]),
+    # the mask of a seed is float32's for float16 and bfloat16 too (float64 draws its own): checked against float32
+    OpSpec("Dropout", lambda x: gg.square(gg.dropout(x, 0.4, seed=1)), [(3, 5)], low_reference="float32"),
     OpSpec("Gather", lambda w: gg.square(gg.embedding(IDS, w)), [(4, 3)], label="embedding"),
     OpSpec("Normalize", lambda x, w, b: gg.layer_norm(x, 4, w, b), [(3, 4), (4,), (4,)], label="layer_norm"),
-    OpSpec("Normalize", lambda x: gg.square(gg.layer_norm(x, (2, 3))), [(2, 2, 3)], label="layer_norm_2d"),
+    # its gradient subtracts two means of dy from dy (cancellation): float16 reached 7.3 eps of the 8
+    OpSpec("Normalize", lambda x: gg.square(gg.layer_norm(x, (2, 3))), [(2, 2, 3)], label="layer_norm_2d",
+           low_factor=2.0),
     OpSpec("Normalize", batch_norm(True), [(4, 3), (3,), (3,)], label="batch_norm_nc"),
     OpSpec("Normalize", batch_norm(True), [(2, 3, 2, 2), (3,), (3,)], label="batch_norm_nchw"),
     OpSpec("Mul", batch_norm(False), [(2, 3, 2, 2), (3,), (3,)], label="batch_norm_eval"),

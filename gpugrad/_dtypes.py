@@ -1,0 +1,109 @@
+"""The float dtypes gpugrad computes in, bfloat16 (from the optional ``ml_dtypes``) among them.
+
+NumPy files bfloat16 under kind ``"V"`` (a user-defined dtype), not ``"f"``, so a
+test ``dtype.kind in "fc"`` misses it: gpugrad asks :func:`floating` and
+:func:`inexact` instead. ``ml_dtypes`` is imported only when bfloat16 is asked
+for by name (``gg.bfloat16``, ``dtype="bfloat16"``): an array that already holds
+bfloat16 was made by a program that imported it.
+
+The low dtypes (float16, bfloat16) compute their reductions, softmax, norms and
+losses in float32 and return the input's dtype, as PyTorch's CPU half ops do:
+:func:`compute_dtype` names the dtype such an op works in.
+
+Example:
+    >>> import numpy as np
+    >>> floating(np.dtype(np.float16)), floating(np.dtype(np.int64)), compute_dtype(np.dtype(np.float16))
+    (True, False, dtype('float32'))
+"""
+import importlib.util
+
+import numpy as np
+
+from .errors import DTypeError
+
+LOW_NAMES = frozenset({"float16", "bfloat16"})
+EXTRA = "pip install 'gpugrad[bfloat16]'"
+HAVE_ML_DTYPES = importlib.util.find_spec("ml_dtypes") is not None
+
+
+def floating(dtype):
+    """Whether ``dtype`` is a real float: float16/32/64 or bfloat16."""
+    return dtype.kind == "f" or dtype.name == "bfloat16"
+
+
+def inexact(dtype):
+    """Whether ``dtype`` is a real or complex float (one a gradient can have)."""
+    return dtype.kind in "fc" or dtype.name == "bfloat16"
+
+
+def numeric(dtype):
+    """Whether ``dtype`` holds booleans or numbers (bfloat16 included)."""
+    return dtype.kind in "biufc" or dtype.name == "bfloat16"
+
+
+def is_low(dtype):
+    """Whether ``dtype`` is float16 or bfloat16, the dtypes that compute sensitive ops in float32."""
+    return dtype.name in LOW_NAMES
+
+
+def compute_dtype(dtype):
+    """float32 for the low dtypes, else ``dtype`` itself.
+
+    Example:
+        >>> compute_dtype(np.dtype(np.float64))
+        dtype('float64')
+    """
+    return np.dtype(np.float32) if dtype.name in LOW_NAMES else dtype
+
+
+def bfloat16():
+    """NumPy's bfloat16 dtype from ``ml_dtypes``; DTypeError naming the extra when it is not installed.
+
+    Example:
+        >>> bfloat16().name
+        'bfloat16'
+    """
+    try:
+        import ml_dtypes
+    except ImportError:
+        raise DTypeError(f"bfloat16 needs the ml_dtypes package, which is not installed: {EXTRA}") from None
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+def resolve(dtype):
+    """``np.dtype(dtype)``, where ``"bfloat16"`` (any case) loads ``ml_dtypes`` first.
+
+    Example:
+        >>> resolve("bfloat16").name, resolve("float16").name
+        ('bfloat16', 'float16')
+    """
+    if isinstance(dtype, str) and dtype.strip().lower() == "bfloat16":
+        return bfloat16()
+    return np.dtype(dtype)
+
+
+def wide(array):
+    """``array`` in float32 when it holds float16 or bfloat16 (for an op that accumulates), else itself.
+
+    Example:
+        >>> wide(np.ones(2, np.float16)).dtype, wide(np.ones(2)).dtype
+        (dtype('float32'), dtype('float64'))
+    """
+    return array.astype(np.float32) if array.dtype.name in LOW_NAMES else array
+
+
+def narrow(out, *inputs):
+    """``out`` cast back to the low dtype its ``inputs`` promote to (NumPy's rule), where it is not in it.
+
+    A result computed in float32 from float16 or bfloat16 inputs returns in their
+    dtype, as PyTorch's half ops do; any other result is returned as it is.
+
+    Example:
+        >>> half = np.ones(2, np.float16)
+        >>> narrow(wide(half).sum(), half).dtype, narrow(np.ones(2), half, np.ones(2)).dtype
+        (dtype('float16'), dtype('float64'))
+    """
+    target = np.result_type(*[a.dtype for a in inputs]) if len(inputs) > 1 else inputs[0].dtype
+    if target.name in LOW_NAMES and out.dtype != target:
+        return out.astype(target)
+    return out
