@@ -12,6 +12,9 @@ updates have cases written here.
 Tolerance: a result passes where it is within ``ulps`` units in the last place
 of the reference, or within ``ulps`` machine epsilons times ``scale`` (the size
 of the terms, for gradients that are a difference of terms and so can cancel).
+float16 and bfloat16 kernels compute in float32 and round once, so their
+reference is the float32 CPU path rounded once (:func:`reference_at`) and they
+are held to ulps alone: 0 where the math is exact, at most 1 where it calls libm.
 Kernels of plain IEEE arithmetic (+ - * / sqrt, selections) must match the CPU
 path bit for bit on the host: 0 ulps. Kernels with exp, log, pow or erfc get
 :data:`TRANSCENDENTAL`: the host's libm and NumPy's own SIMD loops each round
@@ -295,7 +298,9 @@ def compare(case, got, want, arrays, params, dtype):
     """Check outputs ``got`` against ``want``; returns a dict: ok, max_ulps, worst (a message)."""
     tol = case.tolerance(dtype)
     eps = epsilon(dtype)
-    scale = case.scale(arrays, params) if case.scale is not None else None
+    # float16 and bfloat16 results are float32 math rounded once: its cancellation errors are far below
+    # a 16-bit ulp, so they are held to ulps alone (0 for exact math, 1 where libm rounds)
+    scale = case.scale(arrays, params) if case.scale is not None and not is_low(dtype) else None
     report = {"ok": True, "max_ulps": 0.0, "worst": ""}
     for index, (g, w) in enumerate(zip(got, want)):
         if g.shape != w.shape or g.dtype != w.dtype:
