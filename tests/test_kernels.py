@@ -163,11 +163,15 @@ def test_generated_source_is_cupys_elementwise_kernel():
     needs_cupy()
     code = subprocess.run(
         [sys.executable, "-c", "from gpugrad.backend import kernel_source as ks; from gpugrad._tools.kernelcheck import nvrtc;"
-         "k = ks.load('leaky_relu_grad'); b = k.bindings()[1];"
-         "print(nvrtc.generated_source(k, b, dict(nvrtc.LAYOUTS)['contiguous'])[0])"],
+         "k = ks.load('leaky_relu_grad'); bs = {b['T'].name: b for b in k.bindings()};"
+         "print(nvrtc.generated_source(k, bs['float32'], dict(nvrtc.LAYOUTS)['contiguous'])[0]);"
+         "print('=' * 20); 'bfloat16' in bs and print(nvrtc.generated_source(k, bs['bfloat16'], "
+         "dict(nvrtc.LAYOUTS)['contiguous'])[0])"],
         capture_output=True, text=True, cwd=ROOT, timeout=120, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert code.returncode == 0, code.stderr
-    text = code.stdout
+    text, bfloat16 = code.stdout.split("=" * 20)
+    if kernel_source.available("bfloat16"):  # CuPy's bfloat16 class, over cuda_bf16.h's __nv_bfloat16
+        assert '#include "cupy/bfloat16.cuh"' in bfloat16 and "typedef bfloat16 T;" in bfloat16
     assert 'extern "C" __global__ void gpugrad_leaky_relu_grad(' in text
     assert "typedef float T;" in text and "const double alpha" in text
     assert "dx = leaky_relu_grad(x, dy, alpha);" in text
