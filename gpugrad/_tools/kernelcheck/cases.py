@@ -56,7 +56,7 @@ class KernelCase:
     def tolerance(self, dtype):
         """Max ulps for ``dtype``. bfloat16, like float16, is computed in float32 and rounded once:
         without its own entry it takes float16's (0 where the float32 math is exact, else 1)."""
-        name = np.dtype(dtype).name
+        name = _name(dtype)
         if name == "bfloat16" and name not in self.ulps:
             name = "float16"
         return self.ulps.get(name, 0)
@@ -230,7 +230,12 @@ def is_low(dtype):
         >>> is_low(np.float16), is_low(np.float32)
         (True, False)
     """
-    return np.dtype(dtype).name in LOW
+    return _name(dtype) in LOW
+
+
+def _name(dtype):
+    """The name of a dtype, or of a dtype name ("bfloat16" reads without ml_dtypes imported)."""
+    return dtype if isinstance(dtype, str) else np.dtype(dtype).name
 
 
 def reference_at(case, arrays, params, dtype):
