@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The one command to run on a lent GPU machine (repository root, gpugrad not installed):
 #   bash benchmarks/device_run.sh
+# 0. the fused kernels in float16 and bfloat16 (tests/test_gpu.py -k 16_bit or bfloat16; their builds
+#    stay in $CUPY_CACHE_DIR, so gpu_check's run of tests/test_gpu.py finds them compiled);
 # 1. benchmarks/gpu_check.py: GPU tests, benchmark G1, the gradient table on cuda (240 s budget);
 # 2. the training job on cuda (MLP, CNN) and on the CPU, for accuracy and wall time;
 # 3. W1 and W3 (pytest-benchmark) on every device, with the ratios.
@@ -10,7 +12,11 @@ out="${OUT:-/tmp/gpugrad-device-run}"
 mkdir -p "$out" /tmp/gc
 nvidia-smi -L
 python3 -c "import cupy, numpy; print('cupy', cupy.__version__, 'numpy', numpy.__version__)"
-OUT=/tmp/gc timeout 265 python3 benchmarks/gpu_check.py --budget 240 > "$out/gpu_check.log" 2>&1
+python3 -c "import ml_dtypes; print('ml_dtypes', ml_dtypes.__version__)" 2>/dev/null || echo "no ml_dtypes: bfloat16 tests skip"
+timeout 150 python3 -m pytest -q -p no:cacheprovider -rfEs --tb=short -o addopts= tests/test_gpu.py \
+    -k "16_bit or bfloat16" > "$out/gpu_check.log" 2>&1
+echo "low-precision kernel tests rc=$?"; tail -4 "$out/gpu_check.log"
+OUT=/tmp/gc timeout 265 python3 benchmarks/gpu_check.py --budget 240 >> "$out/gpu_check.log" 2>&1
 echo "gpu_check rc=$?"
 tar czf "$out/gpu_check.tgz" -C /tmp gc 2>/dev/null
 tail -c 5000 "$out/gpu_check.log"

@@ -7,7 +7,7 @@
 // out_params: T param, T m, T v
 // operation:  adam_update(param, m, v, grad, step_size, beta1, beta2, eps, weight_decay)
 // params:     step_size beta1 beta2 eps weight_decay
-// dtypes:     T=float16,float32,float64
+// dtypes:     T=float16,bfloat16,float32,float64
 
 template <typename T>
 __device__ __forceinline__ void adam_update(T& param, T& m, T& v, T grad, double step_size_,

@@ -5,7 +5,7 @@
 // out_params: T dx
 // operation:  dx = clip_grad(x, dy, lo, hi)
 // params:     lo hi
-// dtypes:     T=float16,float32,float64
+// dtypes:     T=float16,bfloat16,float32,float64
 
 template <typename T>
 __device__ __forceinline__ T clip_grad(T x_, T dy_, T lo_, T hi_) {

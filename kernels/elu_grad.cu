@@ -4,7 +4,7 @@
 // out_params: T dx
 // operation:  dx = elu_grad(x, dy, alpha)
 // params:     alpha
-// dtypes:     T=float16,float32,float64
+// dtypes:     T=float16,bfloat16,float32,float64
 
 template <typename T>
 __device__ __forceinline__ T elu_grad(T x_, T dy_, double alpha_) {

@@ -3,7 +3,7 @@
 // in_params:  T x, T y, T dy
 // out_params: T gx, T gy
 // operation:  maximum_grad(x, y, dy, gx, gy)
-// dtypes:     T=float16,float32,float64
+// dtypes:     T=float16,bfloat16,float32,float64
 
 template <typename T>
 __device__ __forceinline__ void maximum_grad(T x_, T y_, T dy, T& gx, T& gy) {

@@ -6,7 +6,7 @@
 // out_params: T param, T velocity
 // operation:  sgd_momentum_update(param, velocity, grad, lr, momentum, weight_decay, nesterov)
 // params:     lr momentum weight_decay nesterov
-// dtypes:     T=float16,float32,float64
+// dtypes:     T=float16,bfloat16,float32,float64
 
 template <typename T>
 __device__ __forceinline__ void sgd_momentum_update(T& param, T& velocity, T grad, double lr_,

@@ -8,7 +8,7 @@
 // out_params: T dx
 // operation:  dx = softmax_cross_entropy_grad(probs, labels, dy, i, C)
 // params:     C
-// dtypes:     T=float16,float32,float64 L=int32,int64
+// dtypes:     T=float16,bfloat16,float32,float64 L=int32,int64
 
 template <typename T, typename Labels, typename Dy>
 __device__ __forceinline__ T softmax_cross_entropy_grad(T probs_, const Labels& labels, const Dy& dy_,

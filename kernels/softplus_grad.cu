@@ -3,7 +3,7 @@
 // in_params:  T x, T dy
 // out_params: T dx
 // operation:  dx = softplus_grad(x, dy)
-// dtypes:     T=float16,float32,float64
+// dtypes:     T=float16,bfloat16,float32,float64
 
 template <typename T>
 __device__ __forceinline__ T softplus_grad(T x_, T dy_) {

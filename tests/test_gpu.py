@@ -27,7 +27,8 @@ from .conftest import gradient_function
 pytestmark = pytest.mark.gpu
 GPU_COUNT = len([d for d in gg.devices() if d.startswith("cuda")])
 TWO_GPUS = pytest.mark.skipif(GPU_COUNT < 2, reason=f"needs two GPUs; this machine has {GPU_COUNT}")
-RTOL = {"float16": 4e-3, "float32": 2e-5, "float64": 1e-12}
+RTOL = {"float16": 4e-3, "bfloat16": 1.6e-2, "float32": 2e-5, "float64": 1e-12}  # 16 bits: about 2 or 4 ulps
+LOW = ["float16", "bfloat16"]  # stored in 16 bits, computed in float32 by the kernels
 OP_KERNELS = [n for n in sorted(cases.CASES) if isinstance(cases.CASES[n].reference, cases.OpReference)]
 N = 100_003  # not a multiple of the block size
 
@@ -44,6 +45,13 @@ def assert_close(got, want, dtype, what=""):
 
 def backend():
     return gg.get_device("cuda").backend
+
+
+def dtype_of(name):
+    """The NumPy dtype ``name``; bfloat16 (CuPy 14 takes it from ml_dtypes) skips with the reason without it."""
+    if not kernel_source.available(name):
+        pytest.skip("ml_dtypes is not installed here: CuPy and NumPy have no bfloat16 without it")
+    return kernel_source.dtype(name)
 
 
 # ---------------------------------------------------------------- fused kernels against the CPU path
@@ -77,19 +85,56 @@ def test_fused_matches_unfused_cupy(name):
                   np.float32, name)
 
 
-@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
 @pytest.mark.parametrize("name", ["sgd_momentum_update", "adam_update"])
 def test_update_kernels_match_their_reference(name, dtype):
     import cupy
 
     case = cases.CASES[name]
-    arrays, params = case.draw(np, np.random.RandomState(2), N, np.dtype(dtype))
+    arrays, params = case.draw(np, np.random.RandomState(2), N, dtype_of(dtype))
     on_gpu = [cupy.asarray(a) for a in arrays]
     n_in = len(kernel_source.load(name).array_inputs)
     out = backend().fused(name, *on_gpu, **params)
     assert all(o is t for o, t in zip(out, on_gpu[n_in:])), "updated in place"
     want = case.reference(arrays, params)  # in place on NumPy copies, float16 stored, computed in float32
     assert_close([cupy.asnumpy(o) for o in out], want, dtype, name)
+
+
+@pytest.mark.parametrize("dtype", LOW)
+@pytest.mark.parametrize("name", sorted(cases.CASES))
+def test_16_bit_kernels_are_float32_math_rounded_once(name, dtype):
+    """Every fused kernel on float16 and bfloat16 CuPy arrays runs its own 16-bit build and returns the
+    float32 reference rounded once (within the GPU's FMA, -ftz and libm differences)."""
+    import cupy
+
+    dtype = dtype_of(dtype)
+    case = cases.CASES[name]
+    arrays, params = case.draw(np, np.random.RandomState(3), N, dtype)
+    n_in = len(kernel_source.load(name).array_inputs)
+    on_gpu = [cupy.asarray(a) for a in arrays]
+    with np.errstate(all="ignore"):
+        out = backend().fused(name, *on_gpu, **params)
+    out = out if isinstance(out, tuple) else (out,)
+    assert (name, dtype, 0) in backend()._kernels, "the 16-bit arrays did not reach their own kernel"
+    assert all(o.dtype == dtype for o in out), "stored in the 16-bit dtype"
+    if case.in_place:
+        assert all(o is t for o, t in zip(out, on_gpu[n_in:])), "updated in place"
+    want = cases.reference_at(case, arrays, params, dtype)
+    assert_close([cupy.asnumpy(o) for o in out], want, dtype, f"{name} {dtype}")
+
+
+def test_bfloat16_gradients_of_every_op_reach_their_kernel():
+    """The ops on bfloat16 GPU tensors run the bfloat16 kernels (float32 math, rounded once)."""
+    dtype = dtype_of("bfloat16")
+    for name in OP_KERNELS:
+        case = cases.CASES[name]
+        arrays, params = case.draw(np, np.random.RandomState(0), N, dtype)
+        try:
+            got = case.reference.on("cuda", arrays, params)
+        except gg.DTypeError as exc:
+            pytest.skip(f"this gpugrad takes no bfloat16 tensors ({exc}); the kernels alone are checked above")
+        assert (name, dtype, 0) in backend()._kernels, f"{name} on bfloat16 tensors did not run its kernel"
+        assert_close(got, cases.reference_at(case, arrays, params, dtype), dtype, f"{name} bfloat16")
 
 
 def test_sgd_nesterov_step_matches_the_reference():

@@ -109,6 +109,7 @@ def test_wheel_ships_every_kernel_and_every_subpackage(tmp_path):
     listed = zipfile.ZipFile(wheel).namelist()
     shipped = sorted(n.split("/")[-1] for n in listed if n.startswith("gpugrad/kernels/") and n.endswith(".cu"))
     assert shipped == sorted(f"{n}.cu" for n in FILES)
+    assert "gpugrad/_tools/kernelcheck/half_host.h" in listed, "the host check's float16/bfloat16 header"
     packages = sorted(str(p.parent.relative_to(ROOT)) for p in (ROOT / "gpugrad").rglob("__init__.py"))
     missing = [p for p in packages if f"{p}/__init__.py" not in listed]
     assert not missing, f"subpackages missing from the wheel (add them to [tool.setuptools] packages): {missing}"
@@ -162,11 +163,15 @@ def test_generated_source_is_cupys_elementwise_kernel():
     needs_cupy()
     code = subprocess.run(
         [sys.executable, "-c", "from gpugrad.backend import kernel_source as ks; from gpugrad._tools.kernelcheck import nvrtc;"
-         "k = ks.load('leaky_relu_grad'); b = k.bindings()[1];"
-         "print(nvrtc.generated_source(k, b, dict(nvrtc.LAYOUTS)['contiguous'])[0])"],
+         "k = ks.load('leaky_relu_grad'); bs = {b['T'].name: b for b in k.bindings()};"
+         "print(nvrtc.generated_source(k, bs['float32'], dict(nvrtc.LAYOUTS)['contiguous'])[0]);"
+         "print('=' * 20); 'bfloat16' in bs and print(nvrtc.generated_source(k, bs['bfloat16'], "
+         "dict(nvrtc.LAYOUTS)['contiguous'])[0])"],
         capture_output=True, text=True, cwd=ROOT, timeout=120, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert code.returncode == 0, code.stderr
-    text = code.stdout
+    text, bfloat16 = code.stdout.split("=" * 20)
+    if kernel_source.available("bfloat16"):  # CuPy's bfloat16 class, over cuda_bf16.h's __nv_bfloat16
+        assert '#include "cupy/bfloat16.cuh"' in bfloat16 and "typedef bfloat16 T;" in bfloat16
     assert 'extern "C" __global__ void gpugrad_leaky_relu_grad(' in text
     assert "typedef float T;" in text and "const double alpha" in text
     assert "dx = leaky_relu_grad(x, dy, alpha);" in text
@@ -248,6 +253,138 @@ def test_ulp_distance():
     assert cases.ulp_distance(np.array([-tiny]), np.array([tiny]))[0] == 2
 
 
+# ---------------------------------------------------------------- float16 and bfloat16
+
+LOW = ["float16", "bfloat16"]
+NO_ML_DTYPES = "ml_dtypes is not installed (pip install 'ml_dtypes>=0.5,<1'): NumPy has no bfloat16 without it"
+
+
+def low_dtype(name):
+    """The NumPy dtype ``name`` (float16 or bfloat16); without ml_dtypes bfloat16 skips, or fails where required."""
+    if not kernel_source.available(name):
+        skip_or_fail(NO_ML_DTYPES)
+    return kernel_source.dtype(name)
+
+
+@pytest.mark.parametrize("name", KERNELS)
+def test_every_kernel_declares_float16_and_bfloat16(name):
+    assert {"float16", "bfloat16"} <= set(dict(kernel_source.load(name).dtypes)["T"])
+    assert kernel_source.available("bfloat16") == any(b["T"].name == "bfloat16" for b in kernel_source.load(name).bindings())
+
+
+@pytest.mark.parametrize("name", KERNELS)
+def test_16_bit_tolerances_are_exact_or_one_ulp(name):
+    """Float32 math rounded once: the kernel equals the rounded reference, or is within 1 ulp where it calls libm."""
+    case = cases.CASES[name]
+    assert case.tolerance("float16") <= 1 and case.tolerance(low_dtype("bfloat16")) <= 1
+    assert case.tolerance("bfloat16") == case.tolerance("float16")
+
+
+@pytest.fixture(scope="module")
+def conversions(host_workdir):
+    return host.conversions(host_workdir)
+
+
+def float32_near_every_16_bit_value(dtype):
+    """Every 16-bit pattern as float32, each tie between neighbours and one float32 ulp either side of it,
+    the overflow threshold and ulps around it, and a million random float32 bit patterns (NaNs among them)."""
+    values = np.arange(65536, dtype=np.uint16).view(dtype).astype(np.float32)
+    finite = np.unique(values[np.isfinite(values)].astype(np.float64))
+    top = finite[-1] + (finite[-1] - finite[-2]) / 2  # half an ulp past the largest: ties to infinity
+    ties = np.concatenate([(finite[:-1] + finite[1:]) / 2, [top, -top]])
+    ties32 = ties.astype(np.float32)
+    assert np.array_equal(ties32.astype(np.float64), ties), "every tie is a float32"
+    near = [np.nextafter(ties32, np.float32(np.inf)), np.nextafter(ties32, np.float32(-np.inf))]
+    random = np.random.RandomState(0).randint(0, 2**32, 1_000_000, dtype=np.uint64).astype(np.uint32)
+    return np.concatenate([values, ties32, *near, random.view(np.float32)])
+
+
+@pytest.mark.parametrize("name", LOW)
+def test_host_16_bit_floats_widen_as_numpy_and_ml_dtypes(conversions, name):
+    dtype = low_dtype(name)
+    bits = np.arange(65536, dtype=np.uint16)
+    got = conversions.to_float(bits, name)
+    np.testing.assert_array_equal(got.view(np.uint32), bits.view(dtype).astype(np.float32).view(np.uint32))
+
+
+@pytest.mark.parametrize("name", LOW)
+def test_host_16_bit_floats_round_as_numpy_and_ml_dtypes(conversions, name):
+    """Round to nearest even, bit for bit (NaNs included) with NumPy's float16 and ml_dtypes' bfloat16."""
+    dtype = low_dtype(name)
+    values = float32_near_every_16_bit_value(dtype)
+    with np.errstate(all="ignore"):
+        want = values.astype(dtype).view(np.uint16)
+    got = conversions.from_float(values, name)
+    bad = np.nonzero(got != want)[0]
+    assert bad.size == 0, [(hex(values.view(np.uint32)[i]), hex(got[i]), hex(want[i])) for i in bad[:5]]
+    back = conversions.from_float(np.arange(65536, dtype=np.uint16).view(dtype).astype(np.float32), name)
+    finite = np.isfinite(np.arange(65536, dtype=np.uint16).view(dtype).astype(np.float32))
+    assert np.array_equal(back[finite], np.arange(65536, dtype=np.uint16)[finite]), "a round trip keeps every value"
+    # from double: CuPy's float16(double) rounds once (cuda_fp16's __half(double)), its bfloat16(double) via float
+    doubles = np.random.RandomState(1).standard_normal(200_000) * np.exp2(np.random.RandomState(2).randint(-40, 20, 200_000))
+    with np.errstate(all="ignore"):
+        want = (doubles if name == "float16" else doubles.astype(np.float32)).astype(dtype).view(np.uint16)
+    np.testing.assert_array_equal(conversions.from_float(doubles, name), want)
+
+
+@pytest.mark.slow  # compiles or builds: seconds
+@pytest.mark.parametrize("name", KERNELS)
+def test_16_bit_kernels_are_float32_math_rounded_once(host_workdir, name):
+    """Each kernel in float16 and bfloat16 on the host: the float32 CPU path rounded once, within 0 or 1 ulp."""
+    low_dtype("bfloat16")
+    results = [r for r in host.check_kernel(name, n=4096, seed=5, workdir=host_workdir)
+               if re.match(r"T=(b?float16)\b", r["dtypes"])]
+    assert {r["dtypes"].split(",")[0] for r in results} == {"T=float16", "T=bfloat16"}
+    failures = [f"[{r['dtypes']}] {r['error']}" for r in results if not r["ok"]]
+    assert not failures, "\n".join(failures)
+    assert all(r["max_ulps"] <= 1 for r in results)
+
+
+def test_rounding_twice_fails_the_16_bit_check(host_workdir, tmp_path):
+    """A kernel that rounds its intermediate results to the storage type passes in float32 but not in 16 bits."""
+    low_dtype("bfloat16")
+    folder = broken_copy(tmp_path, "tanh_grad", TANH_LINE, "return T(A(T(dy)) * A(T(A(1) - A(T(y * y)))));")
+    results = {r["dtypes"]: r for r in host.check_kernel("tanh_grad", folder, workdir=host_workdir)}
+    assert results["T=float32"]["ok"] and results["T=float64"]["ok"]
+    assert not results["T=float16"]["ok"] and not results["T=bfloat16"]["ok"]
+
+
+@pytest.mark.slow  # compiles or builds: seconds
+@pytest.mark.parametrize("dtype_name", LOW)
+@pytest.mark.parametrize("name", KERNELS)
+def test_backend_dispatches_16_bit_arrays_to_their_kernel(stand_in_gpu, name, dtype_name):
+    """CupyBackend.fused on float16/bfloat16 arrays builds the kernel of that dtype (no promotion) and it
+    returns the float32 reference rounded once."""
+    dtype = low_dtype(dtype_name)
+    case = cases.CASES[name]
+    arrays, params = case.draw(np, np.random.RandomState(6), 1024, dtype)
+    got = stand_in_gpu.backend.fused(name, *[a.copy() for a in arrays], **params)
+    got = got if isinstance(got, tuple) else (got,)
+    if case.in_place:
+        got = got[-len(kernel_source.load(name).outputs):]
+    assert (name, dtype, 0) in stand_in_gpu.backend._kernels, "the 16-bit arrays did not reach their own kernel"
+    assert all(g.dtype == dtype for g in got), "a 16-bit kernel stores its own dtype"
+    want = cases.reference_at(case, arrays, params, dtype)
+    report = cases.compare(case, got, want, arrays, params, dtype)
+    assert report["ok"], report["worst"]
+
+
+def test_16_bit_gradients_reach_the_kernel_through_the_op(stand_in_gpu):
+    """gpugrad's op on float16 (and, where gg takes it, bfloat16) tensors of the stand-in GPU runs the 16-bit kernel."""
+    case = cases.CASES["tanh_grad"]
+    for name in LOW:
+        dtype = low_dtype(name)
+        arrays, params = case.draw(np, np.random.RandomState(7), 256, dtype)
+        try:
+            got = case.reference.on(stand_in_gpu, arrays, params)
+        except gg.DTypeError:
+            assert name == "bfloat16", "float16 tensors are gpugrad dtypes"
+            continue  # gg.tensor takes bfloat16 once issue 19's dtypes part is in
+        assert ("tanh_grad", dtype, 0) in stand_in_gpu.backend._kernels
+        np.testing.assert_array_equal(got[0].view(np.uint16),
+                                      cases.reference_at(case, arrays, params, dtype)[0].view(np.uint16))
+
+
 # ---------------------------------------------------------------- the CuPy backend, on a stand-in GPU
 
 
@@ -293,7 +430,7 @@ def test_backend_reports_bad_calls(stand_in_gpu):
         backend.fused("leaky_relu_grad", x, x)
     with pytest.raises(TypeError, match="unknown \\['beta'\\]"):
         backend.fused("leaky_relu_grad", x, x, alpha=0.1, beta=2)
-    with pytest.raises(gg.DTypeError, match="takes float16, float32, float64, not int64"):
+    with pytest.raises(gg.DTypeError, match="takes float16, bfloat16, float32, float64, not int64"):
         backend.fused("tanh_grad", np.ones(3, np.int64), np.ones(3, np.int64))
 
 

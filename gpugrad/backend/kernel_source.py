@@ -9,7 +9,7 @@ declares the ``ElementwiseKernel`` built around it::
     // out_params: T gx, T gy
     // operation:  div_grad(x, y, dy, gx, gy)
     // params:     (optional) in_params passed by keyword, e.g. alpha
-    // dtypes:     T=float16,float32,float64
+    // dtypes:     T=float16,bfloat16,float32,float64
 
 It is either a file ``kernels/<name>.cu`` (shipped inside the wheel as
 ``gpugrad/kernels/``; in a source checkout read from the top-level
@@ -41,15 +41,17 @@ _PARAM = re.compile(r"^(raw\s+)?([A-Za-z_][A-Za-z0-9_]*)\s+([A-Za-z_][A-Za-z0-9_
 
 PRELUDE = """#ifndef GPUGRAD_PRELUDE
 #define GPUGRAD_PRELUDE
-// gpugrad_acc<T>::type is the type a kernel computes in: float for float16 and
-// float32 storage (float16 is converted once on load and rounded once on store),
-// double for float64.
+// gpugrad_acc<T>::type is the type a kernel computes in: float for float16, bfloat16
+// and float32 storage (the 16-bit floats are widened once on load and rounded once,
+// to nearest even, on store, as PyTorch's opmath_t), double for float64.
 template <typename T> struct gpugrad_acc { typedef float type; };
 template <> struct gpugrad_acc<double> { typedef double type; };
 // where(c, a, b) of a kernel expression: a where c holds, else b (both are computed).
 template <typename A> __device__ __forceinline__ A gpugrad_where(bool c, A a, A b) { return c ? a : b; }
 #endif
 """
+# The storage dtypes of every fused kernel's T (bfloat16 where ml_dtypes is installed).
+FLOATS = "float16,bfloat16,float32,float64"
 _generated: dict[str, str] = {}  # name -> source text of kernels generated from expressions
 
 
@@ -115,16 +117,51 @@ class KernelSource:
         """Every dtype assignment the kernel is used with: a list of ``{placeholder: np.dtype}``.
 
         Example:
-            >>> [b["T"].name for b in load("tanh_grad").bindings()]
-            ['float16', 'float32', 'float64']
+            >>> [b["T"].name for b in load("tanh_grad").bindings()]  # with ml_dtypes installed
+            ['float16', 'bfloat16', 'float32', 'float64']
         """
         letters = [letter for letter, _ in self.dtypes]
-        choices = [[np.dtype(n) for n in names] for _, names in self.dtypes]
+        choices = [[dtype(n) for n in names if available(n)] for _, names in self.dtypes]
         return [dict(zip(letters, combo)) for combo in itertools.product(*choices)]
 
     def dtype_of(self, param, binding):
         """The NumPy dtype of ``param`` under ``binding``."""
         return binding[param.type] if param.placeholder else np.dtype(param.type)
+
+
+def _dtype_name(name):
+    """The NumPy name of dtype ``name``; ``bfloat16`` is known without ml_dtypes installed."""
+    return "bfloat16" if name.strip() == "bfloat16" else np.dtype(name).name
+
+
+def available(name):
+    """Whether dtype ``name`` exists here: bfloat16 needs ``ml_dtypes`` (an optional extra).
+
+    Example:
+        >>> available("float16")
+        True
+    """
+    if name != "bfloat16":
+        return True
+    try:
+        import ml_dtypes  # noqa: F401 - registers nothing; its dtype is ml_dtypes.bfloat16
+    except ImportError:
+        return False
+    return True
+
+
+def dtype(name):
+    """The NumPy dtype named ``name``, bfloat16 from ``ml_dtypes`` (ImportError without it).
+
+    Example:
+        >>> dtype("float16")
+        dtype('float16')
+    """
+    if name == "bfloat16":
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
 
 
 def parse_params(text):
@@ -183,7 +220,7 @@ def parse(text, name, path=None):
     for item in fields["dtypes"].split():
         letter, _, names = item.partition("=")
         try:
-            dtypes.append((letter, tuple(np.dtype(n).name for n in names.split(","))))
+            dtypes.append((letter, tuple(_dtype_name(n) for n in names.split(","))))
         except TypeError:
             raise KernelSourceError(f"{where}: unknown dtype in {item!r}") from None
     if "GPUGRAD_PRELUDE" not in text:
@@ -328,7 +365,7 @@ def cuda_expression(expression, names):
     return emit(ast.parse(expression, mode="eval").body)
 
 
-def from_expression(name, description, inputs, expression, params=(), dtypes="float16,float32,float64"):
+def from_expression(name, description, inputs, expression, params=(), dtypes=FLOATS):
     """The source of a one-output kernel ``name`` computing Python ``expression`` of ``inputs``.
 
     ``inputs`` are the array names, ``params`` the keyword scalars (float64,

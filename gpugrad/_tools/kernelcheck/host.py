@@ -4,8 +4,10 @@ The kernel file's ``__device__`` function and its ``operation`` line are
 compiled as C++ inside a loop that binds every argument by reference, the way
 CuPy's generated kernel does (``const T &y = _raw_y[i]``, raw params indexed,
 ``i`` the flat index), and run through ctypes on NumPy arrays. The same file
-that the GPU compiles is what runs here; only CUDA's qualifiers and a
-``float16`` storage type get host definitions.
+that the GPU compiles is what runs here; only CUDA's qualifiers and CuPy's
+``float16`` and ``bfloat16`` storage classes get host definitions (``half_host.h``:
+the 16 bits, widened exactly and rounded to nearest even as CUDA's
+``__float2half_rn`` and ``__float2bfloat16_rn``).
 
 Built with ``-ffp-contract=off`` so the host does IEEE arithmetic step by step
 as NumPy does; NVRTC contracts multiply-adds and CuPy compiles with
@@ -15,6 +17,9 @@ Example:
     >>> import numpy as np
     >>> c_type(np.dtype("int64")), c_type(np.dtype("float16"))
     ('long long', 'float16')
+    >>> c_type(kernel_source.dtype("bfloat16"))
+    'bfloat16'
+
 """
 import ctypes
 import hashlib
@@ -31,11 +36,14 @@ from ...backend import kernel_source
 CXXFLAGS = ("-O2", "-std=c++17", "-shared", "-fPIC", "-ffp-contract=off", "-fno-fast-math", "-Wall",
             "-Wno-unused-variable")
 
-_C_TYPES = {"float16": "float16", "float32": "float", "float64": "double", "int8": "signed char",
+_C_TYPES = {"float16": "float16", "bfloat16": "bfloat16", "float32": "float", "float64": "double", "int8": "signed char",
             "int16": "short", "int32": "int", "int64": "long long", "uint8": "unsigned char",
             "uint32": "unsigned int", "uint64": "unsigned long long", "bool": "bool"}
 
-# Host definitions of what CUDA device code takes for granted.
+# Host definitions of CuPy's float16 and bfloat16: 16 bits, converted as CUDA rounds.
+HALF_HEADER = Path(__file__).with_name("half_host.h")
+
+# Host definitions of what CUDA device code takes for granted (the 16-bit floats follow).
 PRELUDE = r"""
 #include <cmath>
 #include <math.h>   // float overloads in the global namespace, as CUDA's math API has
@@ -45,16 +53,6 @@ PRELUDE = r"""
 #define __host__
 #define __global__
 #define __forceinline__ inline
-
-// CuPy's float16 as storage: implicit widening to float, rounding from float.
-struct float16 {
-    _Float16 v;
-    float16() = default;
-    float16(float f) : v(static_cast<_Float16>(f)) {}
-    explicit float16(double d) : v(static_cast<_Float16>(d)) {}
-    operator float() const { return static_cast<float>(v); }
-};
-static_assert(sizeof(float16) == 2, "float16 must be 2 bytes");
 
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 inline float rsqrt(float x) { return 1.0f / std::sqrt(x); }
@@ -82,8 +80,13 @@ class HostBuildError(RuntimeError):
 
 
 def c_type(dtype):
-    """The C++ type name CuPy uses for a NumPy dtype (``float16`` is the host struct)."""
-    return _C_TYPES[np.dtype(dtype).name]
+    """The C++ type name CuPy uses for a NumPy dtype (``float16``, ``bfloat16``: the host structs)."""
+    return _C_TYPES[dtype if isinstance(dtype, str) else np.dtype(dtype).name]
+
+
+def host_prelude():
+    """The C++ every host build starts with: CUDA's qualifiers and math, then ``half_host.h``."""
+    return PRELUDE + f'#line 1 "{HALF_HEADER.name}"\n' + HALF_HEADER.read_text()
 
 
 def compiler():
@@ -124,7 +127,7 @@ def _function(k, index, binding):
 def harness_source(k):
     """The whole C++ translation unit for kernel ``k``: prelude, the .cu file, one function per binding."""
     where = str(k.path) if k.path else f"{k.name}.cu"
-    parts = [PRELUDE, f'#line 1 "{where}"', k.source, '#line 1 "gpugrad-host-harness"']
+    parts = [host_prelude(), f'#line 1 "{where}"', k.source, '#line 1 "gpugrad-host-harness"']
     parts += [_function(k, i, b) for i, b in enumerate(k.bindings())]
     return "\n".join(parts) + "\n"
 
@@ -195,26 +198,73 @@ def build(k, workdir=None):
     The shared library is cached in ``workdir`` by a hash of the generated source.
     Raises :class:`HostBuildError` with the compiler's message.
     """
+    return HostKernel(k, _compile(k.name, harness_source(k), workdir, f"kernel {k.name!r}"))
+
+
+def _compile(name, source, workdir, what):
+    """The shared library of C++ ``source``, built once into ``workdir`` (cached by a hash of it)."""
     cxx = compiler()
     if cxx is None:
         raise HostBuildError("no host C++ compiler: install g++ or set $CXX")
-    source = harness_source(k)
     digest = hashlib.sha1((source + " ".join(CXXFLAGS) + cxx).encode()).hexdigest()[:16]
     folder = Path(workdir or os.path.join(tempfile.gettempdir(), "gpugrad-kernelcheck"))
     folder.mkdir(parents=True, exist_ok=True)
-    library = folder / f"{k.name}-{digest}.so"
+    library = folder / f"{name}-{digest}.so"
     if not library.exists():
-        cpp = folder / f"{k.name}-{digest}.cpp"
+        cpp = folder / f"{name}-{digest}.cpp"
         cpp.write_text(source)
-        partial = folder / f"{k.name}-{digest}.{os.getpid()}.so"
+        partial = folder / f"{name}-{digest}.{os.getpid()}.so"
         try:
             proc = subprocess.run([cxx, *CXXFLAGS, "-o", str(partial), str(cpp)], capture_output=True, text=True)
         except OSError as exc:
             raise HostBuildError(f"cannot run the host compiler {cxx}: {exc}") from None
         if proc.returncode != 0:
-            raise HostBuildError(f"{cxx} could not build kernel {k.name!r} for the host:\n{proc.stderr}")
+            raise HostBuildError(f"{cxx} could not build {what} for the host:\n{proc.stderr}")
         os.replace(partial, library)
-    return HostKernel(k, library)
+    return library
+
+
+class HalfConversions:
+    """The host float16/bfloat16 conversions of ``half_host.h``, on NumPy arrays (built by :func:`conversions`).
+
+    ``to_float(bits, dtype)``: uint16 patterns widened to float32; ``from_float(values, dtype)``:
+    float32 (or float64) values rounded to the uint16 patterns of ``dtype`` ("float16" or "bfloat16").
+    """
+
+    def __init__(self, library):
+        self._lib = ctypes.CDLL(str(library))
+
+    @staticmethod
+    def _bfloat(dtype):
+        name = dtype if isinstance(dtype, str) else np.dtype(dtype).name
+        if name not in ("float16", "bfloat16"):
+            raise TypeError(f"half_host.h converts float16 and bfloat16, not {name}")
+        return int(name == "bfloat16")
+
+    def to_float(self, bits, dtype):
+        bits = np.ascontiguousarray(bits, dtype=np.uint16)
+        out = np.empty(bits.shape, np.float32)
+        self._lib.gpugrad_host_to_float(self._bfloat(dtype), ctypes.c_ssize_t(bits.size),
+                                        ctypes.c_void_p(bits.ctypes.data), ctypes.c_void_p(out.ctypes.data))
+        return out
+
+    def from_float(self, values, dtype):
+        values = np.ascontiguousarray(values)
+        if values.dtype not in (np.float32, np.float64):
+            raise TypeError(f"from_float takes float32 or float64 values, not {values.dtype}")
+        out = np.empty(values.shape, np.uint16)
+        fn = self._lib.gpugrad_host_from_float if values.dtype == np.float32 else self._lib.gpugrad_host_from_double
+        fn(self._bfloat(dtype), ctypes.c_ssize_t(values.size), ctypes.c_void_p(values.ctypes.data),
+           ctypes.c_void_p(out.ctypes.data))
+        return out
+
+
+def conversions(workdir=None):
+    """Build ``half_host.h`` alone for the host; returns its :class:`HalfConversions`.
+
+    Raises :class:`HostBuildError` with the compiler's message.
+    """
+    return HalfConversions(_compile("half_host", host_prelude(), workdir, "half_host.h"))
 
 
 def build_named(name, directory=None, workdir=None):

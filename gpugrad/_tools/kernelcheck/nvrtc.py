@@ -153,8 +153,8 @@ def standalone_source(k):
     valid CUDA on its own, and instantiating the template checks its body)."""
     parts = [k.source]
     for index, binding in enumerate(k.bindings()):
-        if any(dt.name == "float16" for dt in binding.values()):
-            continue  # float16 is CuPy's class; the CuPy-generated variants cover it
+        if any(dt.name in ("float16", "bfloat16") for dt in binding.values()):
+            continue  # float16 and bfloat16 are CuPy's classes; the CuPy-generated variants cover them
         lines = [f"__global__ void gpugrad_standalone_{index}() {{"]
         lines += [f"    typedef {_c_name(dt)} {letter};" for letter, dt in binding.items()]
         lines.append("    const long long i = 0;")

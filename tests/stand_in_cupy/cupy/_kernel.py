@@ -4,6 +4,11 @@ The kernel source is the ``preamble`` the backend passes (the ``kernels/*.cu``
 file), parsed by :mod:`gpugrad.backend.kernel_source` and built by
 :mod:`gpugrad._tools.kernelcheck.host`. The builds are cached in ``$CUPY_CACHE_DIR``
 (where CuPy caches its own), so each kernel is compiled once per test run.
+A float16 or bfloat16 kernel (CuPy 14.2 types ``T`` as its ``float16`` class over
+cuda_fp16's ``__half``, or its ``bfloat16`` class over cuda_bf16's ``__nv_bfloat16``,
+when ml_dtypes is installed) runs over the host definitions of those classes in
+``gpugrad/_tools/kernelcheck/half_host.h``: the 16 bits, converted to and from
+float as CUDA rounds.
 
 A call follows CuPy 14.2's ``ElementwiseKernel.__call__`` (``_kernel.pyx``):
 the in_params, optionally followed by every output; keywords ``size``,
