@@ -28,7 +28,12 @@ REVEALED = ["gpugrad.tensor.Tensor",  # gg.tensor(...) * 2
             "gpugrad.tensor.Tensor",  # tape.gradient(y, w)
             "list[gpugrad.tensor.Tensor]",  # tape.gradient(y, [w])
             "gpugrad.tensor.Tensor",  # x.sum(axis=0).mean()
-            "gpugrad.tensor.Tensor"]  # 2.0 - x[0]
+            "gpugrad.tensor.Tensor",  # 2.0 - x[0]
+            "gpugrad.nn.linear.Dense",  # gg.nn.Dense(...)
+            "gpugrad.nn.containers.Sequential",  # gg.nn.Sequential(...)
+            "gpugrad.optimizers.adam.Adam",  # gg.optimizers.Adam(...)
+            "gpugrad.tensor.Tensor",  # model(x)
+            "gpugrad.tensor.Tensor"]  # optimizer.minimize(...)
 
 
 @pytest.fixture(scope="module")
@@ -61,18 +66,27 @@ def test_mypy_on_the_user_script_finds_no_error_and_infers_tensors(mypy):
 
 @pytest.mark.slow
 def test_mypy_reports_a_wrong_use_of_the_api(mypy, tmp_path):
-    """The check can fail: a str where gg.exp takes a tensor, a Tensor method that does not exist."""
+    """The check can fail: a str where gg.exp takes a tensor, a Tensor method that does not exist, a str
+    for a layer's size or a learning rate, a model's output taken for an int."""
     script = tmp_path / "wrong_use.py"
     script.write_text("import gpugrad as gg\n"
                       "x = gg.tensor([1.0])\n"
                       "gg.exp('one')\n"
                       "x.no_such_method()\n"
-                      "y: int = gg.sum(x)\n")
+                      "y: int = gg.sum(x)\n"
+                      "model = gg.nn.Sequential(gg.nn.Dense('64', 10))\n"
+                      "gg.optimizers.Adam(learning_rate='fast')\n"
+                      "z: int = model(x)\n")
     done = mypy(str(script))
     assert done.returncode == 1, done.stdout
     assert 'Argument 1 to "exp" has incompatible type "str"' in done.stdout
     assert '"Tensor" has no attribute "no_such_method"' in done.stdout
-    assert 'Incompatible types in assignment (expression has type "Tensor", variable has type "int")' in done.stdout
+    assert re.search(r':5: error: Incompatible types in assignment \(expression has type "Tensor", variable has '
+                     r'type "int"\)', done.stdout), done.stdout
+    assert 'Argument 1 to "Dense" has incompatible type "str"; expected "int"' in done.stdout
+    assert 'Argument "learning_rate" to "Adam" has incompatible type "str"' in done.stdout
+    assert re.search(r':8: error: Incompatible types in assignment \(expression has type "Tensor", variable has '
+                     r'type "int"\)', done.stdout), done.stdout
 
 
 @pytest.mark.slow
@@ -103,7 +117,8 @@ def _declared_all(module):
     return None
 
 
-@pytest.mark.parametrize("name", [m.__name__ for m in ops._MODULES] + ["gpugrad.ops", "gpugrad.raw_ops"])
+@pytest.mark.parametrize("name", [m.__name__ for m in ops._MODULES] + ["gpugrad.ops", "gpugrad.raw_ops",
+                                                                  "gpugrad.nn.functional"])
 def test_the_names_declared_for_type_checkers_are_the_computed_ones(name):
     module = importlib.import_module(name)
     assert _declared_all(module) == list(module.__all__)

@@ -6,13 +6,26 @@ that line, naming the argument, not steps later inside an op (or never, had
 ``int()`` truncated it): sizes and counts are ints (NumPy's too, not floats or
 bools: TypeError) within their range (ValueError), as in Keras 3 and PyTorch.
 """
+from __future__ import annotations
+
 import numbers
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
 from .. import ops
 from ..tensor import Variable
 from . import init as _init
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from ..tensor import Tensor
+
+    # A weight initialiser: a function of gpugrad.nn.init, its name, or a callable with the same arguments.
+    Initializer: TypeAlias = str | Callable[..., Any]
+    # A layer's activation: None (or "linear"), the name of a gpugrad op ("relu"), or a callable.
+    Activation: TypeAlias = str | Callable[[Tensor], Tensor] | None
 
 # every op of ops.activations (its hot gradients aside), gelu beside erf, and the softmaxes of losses
 _ACTIVATIONS = tuple(name for name in ops.activations.__all__ if not name.endswith("_grad")) + \

@@ -1,6 +1,16 @@
 """``Conv2D``: 2-D convolution over NCHW input with OIHW filters (``gg.conv2d``)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from ._common import child_seed, float_dtype, get_activation, int_pair, integer, make_variable, name_of, network_op
 from .module import Module
+
+if TYPE_CHECKING:
+    from .._typing import DeviceLike, DTypeLike, TensorLike
+    from ..tensor import Tensor
+    from ._common import Activation, Initializer
+    from .init import Seed
 
 __all__ = ["Conv2D"]
 
@@ -36,9 +46,12 @@ class Conv2D(Module):
         ((4, 1, 3, 3), (2, 4, 8, 8))
     """
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
-                 activation=None, use_bias=True, kernel_init="glorot_uniform", bias_init="zeros", dtype=None,
-                 device=None, seed=None, name=None):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int | tuple[int, int],
+                 stride: int | tuple[int, int] = 1, padding: Any = 0, dilation: int | tuple[int, int] = 1,
+                 groups: int = 1, activation: Activation = None, use_bias: bool = True,
+                 kernel_init: Initializer = "glorot_uniform", bias_init: Initializer = "zeros",
+                 dtype: DTypeLike = None, device: DeviceLike = None, seed: Seed = None,
+                 name: str | None = None) -> None:
         super().__init__()
         in_channels = integer(in_channels, "in_channels", "Conv2D", 1)
         out_channels = integer(out_channels, "out_channels", "Conv2D", 1)
@@ -60,11 +73,14 @@ class Conv2D(Module):
         self.activation = get_activation(activation)
         self.name = name
 
-    def forward(self, x):
+    def forward(self, x: TensorLike) -> Tensor:
         y = network_op("conv2d")(x, self.kernel, self.bias, stride=self.stride, padding=self.padding,
                                  dilation=self.dilation, groups=self.groups)
         return y if self.activation is None else self.activation(y)
 
-    def extra_repr(self):
+    if TYPE_CHECKING:
+        __call__ = forward
+
+    def extra_repr(self) -> str:
         return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
                 f"padding={self.padding!r}, dilation={self.dilation}, groups={self.groups}")

@@ -1,7 +1,14 @@
 """``Dropout``: zero a random fraction of the inputs while training (``gg.dropout``)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from .. import random as _random
 from ._common import network_op, real
 from .module import Module
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 __all__ = ["Dropout"]
 
@@ -22,16 +29,19 @@ class Dropout(Module):
         [[1.0, 1.0], [1.0, 1.0]]
     """
 
-    def __init__(self, rate, seed=None):
+    def __init__(self, rate: float, seed: int | _random.Generator | None = None) -> None:
         super().__init__()
         self.rate = real(rate, "rate", "Dropout", 0.0, 1.0, high_open=True)
         self.seed = seed
         self._generator = None if seed is None else _random.as_generator(seed)
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         if not self.training or self.rate == 0.0:
             return x
         return network_op("dropout")(x, self.rate, training=True, seed=self._generator)
 
-    def extra_repr(self):
+    if TYPE_CHECKING:
+        __call__ = forward
+
+    def extra_repr(self) -> str:
         return f"rate={self.rate}"

@@ -1,6 +1,16 @@
 """``Embedding``: a lookup table of vectors indexed by integer ids (``gg.embedding``)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ._common import child_seed, float_dtype, integer, make_variable, name_of, network_op
 from .module import Module
+
+if TYPE_CHECKING:
+    from .._typing import DeviceLike, DTypeLike, TensorLike
+    from ..tensor import Tensor
+    from ._common import Initializer
+    from .init import Seed
 
 __all__ = ["Embedding"]
 
@@ -19,8 +29,9 @@ class Embedding(Module):
         (1, 3, 4)
     """
 
-    def __init__(self, num_embeddings, embedding_dim, init="normal", dtype=None, device=None, seed=None,
-                 name=None):
+    def __init__(self, num_embeddings: int, embedding_dim: int, init: Initializer = "normal",
+                 dtype: DTypeLike = None, device: DeviceLike = None, seed: Seed = None,
+                 name: str | None = None) -> None:
         super().__init__()
         self.num_embeddings = integer(num_embeddings, "num_embeddings", "Embedding", 1)
         self.embedding_dim = integer(embedding_dim, "embedding_dim", "Embedding", 1)
@@ -29,8 +40,11 @@ class Embedding(Module):
                                     child_seed(seed), name_of(name, "weight"))
         self.name = name
 
-    def forward(self, ids):
+    def forward(self, ids: TensorLike) -> Tensor:
         return network_op("embedding")(ids, self.weight)
 
-    def extra_repr(self):
+    if TYPE_CHECKING:
+        __call__ = forward
+
+    def extra_repr(self) -> str:
         return f"{self.num_embeddings}, {self.embedding_dim}"

@@ -11,6 +11,10 @@ Example:
     >>> F.softmax_cross_entropy(gg.tensor([[0.0, 0.0]]), [1]).item() == gg.log(gg.tensor(2.0)).item()
     True
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from .. import ops as _ops
 
 NAMES = (
@@ -24,3 +28,13 @@ NAMES = (
 
 __all__ = [name for name in NAMES if hasattr(_ops, name)]
 globals().update({name: getattr(_ops, name) for name in __all__})
+
+if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
+    from ..ops import (avg_pool2d, batch_norm, conv2d, dense, dropout, elu, embedding, gelu, layer_norm,
+                       leaky_relu, log_softmax, logsumexp, matmul, max_pool2d, mse, relu, sigmoid,
+                       sigmoid_cross_entropy, softmax, softmax_cross_entropy, softplus, tanh)
+    __all__ = [
+        "relu", "leaky_relu", "elu", "gelu", "sigmoid", "tanh", "softplus", "softmax", "log_softmax", "logsumexp",
+        "softmax_cross_entropy", "sigmoid_cross_entropy", "mse", "matmul", "dense", "conv2d", "max_pool2d",
+        "avg_pool2d", "dropout", "embedding", "layer_norm", "batch_norm"
+    ]

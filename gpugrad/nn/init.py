@@ -20,18 +20,29 @@ Example:
     >>> bool((glorot_uniform((3, 3), seed=7) == glorot_uniform((3, 3), seed=7)).all())
     True
 """
+from __future__ import annotations
+
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import random as _random
 from ..backend import CPU
 
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from .._typing import DTypeLike, Shape
+
+    # What a ``seed`` argument takes (see the module docstring).
+    Seed: TypeAlias = int | np.random.Generator | _random.Generator | None
+
 __all__ = ["glorot_uniform", "glorot_normal", "he_uniform", "he_normal", "zeros", "ones", "uniform", "normal",
            "compute_fans", "set_seed", "generator"]
 
 
-def set_seed(seed):
+def set_seed(seed: int | None) -> None:
     """Reseed gpugrad's global generator (``gg.random.seed``), which initialisers use without a ``seed``.
 
     Example:
@@ -43,7 +54,7 @@ def set_seed(seed):
     _random.seed(seed)
 
 
-def generator(seed=None):
+def generator(seed: Seed = None) -> np.random.Generator | _random.Generator:
     """The generator ``seed`` names: ``None`` is gpugrad's global one, an int makes a new
     :class:`gpugrad.random.Generator`, a gpugrad or NumPy Generator is used as is.
 
@@ -73,7 +84,7 @@ def _standard_normal(gen, shape):
     return gen.normal_array(shape, np.float64, CPU)
 
 
-def _shape(shape):
+def _shape(shape: Shape) -> tuple[int, ...]:
     """``shape`` (an int or a sequence of ints) as a tuple; TypeError for a size that is not an int (2.5
     would otherwise be truncated to 2), ValueError for a negative one."""
     sizes = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
@@ -84,7 +95,7 @@ def _shape(shape):
     return tuple(int(s) for s in sizes)
 
 
-def compute_fans(shape):
+def compute_fans(shape: Shape) -> tuple[int, int]:
     """``(fan_in, fan_out)`` of a weight of ``shape`` (see the module docstring for the layouts).
 
     Example:
@@ -102,7 +113,8 @@ def compute_fans(shape):
     return shape[1] * receptive, shape[0] * receptive
 
 
-def uniform(shape, minval=-0.05, maxval=0.05, dtype=None, seed=None):
+def uniform(shape: Shape, minval: float = -0.05, maxval: float = 0.05, dtype: DTypeLike = None,
+            seed: Seed = None) -> np.ndarray:
     """Uniform on ``[minval, maxval)``.
 
     Example:
@@ -113,7 +125,8 @@ def uniform(shape, minval=-0.05, maxval=0.05, dtype=None, seed=None):
     return (minval + (maxval - minval) * u).astype(dtype or np.float32)
 
 
-def normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
+def normal(shape: Shape, mean: float = 0.0, stddev: float = 1.0, dtype: DTypeLike = None,
+           seed: Seed = None) -> np.ndarray:
     """Normal with ``mean`` and ``stddev``.
 
     Example:
@@ -124,7 +137,7 @@ def normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
     return (mean + stddev * z).astype(dtype or np.float32)
 
 
-def glorot_uniform(shape, dtype=None, seed=None):
+def glorot_uniform(shape: Shape, dtype: DTypeLike = None, seed: Seed = None) -> np.ndarray:
     """Uniform on ``[-limit, limit)``, ``limit = sqrt(6 / (fan_in + fan_out))`` (Keras' default kernel init).
 
     Example:
@@ -137,7 +150,7 @@ def glorot_uniform(shape, dtype=None, seed=None):
     return uniform(shape, -limit, limit, dtype, seed)
 
 
-def glorot_normal(shape, dtype=None, seed=None):
+def glorot_normal(shape: Shape, dtype: DTypeLike = None, seed: Seed = None) -> np.ndarray:
     """Normal with ``stddev = sqrt(2 / (fan_in + fan_out))`` (PyTorch's ``xavier_normal_``; not truncated).
 
     Example:
@@ -149,7 +162,7 @@ def glorot_normal(shape, dtype=None, seed=None):
     return normal(shape, 0.0, math.sqrt(2.0 / max(1, fan_in + fan_out)), dtype, seed)
 
 
-def he_uniform(shape, dtype=None, seed=None):
+def he_uniform(shape: Shape, dtype: DTypeLike = None, seed: Seed = None) -> np.ndarray:
     """Uniform on ``[-limit, limit)``, ``limit = sqrt(6 / fan_in)`` (for ReLU layers).
 
     Example:
@@ -162,7 +175,7 @@ def he_uniform(shape, dtype=None, seed=None):
     return uniform(shape, -limit, limit, dtype, seed)
 
 
-def he_normal(shape, dtype=None, seed=None):
+def he_normal(shape: Shape, dtype: DTypeLike = None, seed: Seed = None) -> np.ndarray:
     """Normal with ``stddev = sqrt(2 / fan_in)`` (PyTorch's ``kaiming_normal_``; not truncated).
 
     Example:
@@ -174,7 +187,7 @@ def he_normal(shape, dtype=None, seed=None):
     return normal(shape, 0.0, math.sqrt(2.0 / max(1, fan_in)), dtype, seed)
 
 
-def zeros(shape, dtype=None, seed=None):
+def zeros(shape: Shape, dtype: DTypeLike = None, seed: Seed = None) -> np.ndarray:
     """Zeros (``seed`` is accepted and ignored, so every initialiser takes the same arguments).
 
     Example:
@@ -184,7 +197,7 @@ def zeros(shape, dtype=None, seed=None):
     return np.zeros(_shape(shape), dtype=dtype or np.float32)
 
 
-def ones(shape, dtype=None, seed=None):
+def ones(shape: Shape, dtype: DTypeLike = None, seed: Seed = None) -> np.ndarray:
     """Ones (``seed`` is accepted and ignored).
 
     Example:

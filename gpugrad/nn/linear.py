@@ -1,7 +1,17 @@
 """``Dense`` (fully connected) and ``Flatten``."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from .. import ops
 from ._common import child_seed, float_dtype, get_activation, integer, make_variable, name_of
 from .module import Module
+
+if TYPE_CHECKING:
+    from .._typing import DeviceLike, DTypeLike, TensorLike
+    from ..tensor import Tensor
+    from ._common import Activation, Initializer
+    from .init import Seed
 
 __all__ = ["Dense", "Flatten"]
 
@@ -24,8 +34,10 @@ class Dense(Module):
         ((3, 2), (2,), (5, 2))
     """
 
-    def __init__(self, in_features, out_features, activation=None, use_bias=True, kernel_init="glorot_uniform",
-                 bias_init="zeros", dtype=None, device=None, seed=None, name=None):
+    def __init__(self, in_features: int, out_features: int, activation: Activation = None, use_bias: bool = True,
+                 kernel_init: Initializer = "glorot_uniform", bias_init: Initializer = "zeros",
+                 dtype: DTypeLike = None, device: DeviceLike = None, seed: Seed = None,
+                 name: str | None = None) -> None:
         super().__init__()
         self.in_features = integer(in_features, "in_features", "Dense", 1)
         self.out_features = integer(out_features, "out_features", "Dense", 1)
@@ -38,7 +50,7 @@ class Dense(Module):
         self.activation = get_activation(activation)
         self.name = name
 
-    def forward(self, x):
+    def forward(self, x: TensorLike) -> Tensor:
         activation = self.activation
         if activation is None:
             return ops.dense(x, self.kernel, self.bias)
@@ -47,7 +59,10 @@ class Dense(Module):
                 return ops.dense(x, self.kernel, self.bias, activation=name)
         return activation(ops.dense(x, self.kernel, self.bias))
 
-    def extra_repr(self):
+    if TYPE_CHECKING:
+        __call__ = forward
+
+    def extra_repr(self) -> str:
         act = getattr(self.activation, "__name__", self.activation)
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"use_bias={self.bias is not None}, activation={act}")
@@ -62,13 +77,16 @@ class Flatten(Module):
         (2, 60)
     """
 
-    def __init__(self, start_axis=1):
+    def __init__(self, start_axis: int = 1) -> None:
         super().__init__()
         self.start_axis = integer(start_axis, "start_axis", "Flatten")
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         start = self.start_axis % x.ndim if x.ndim else 0
         return ops.reshape(x, tuple(x.shape[:start]) + (-1,))
 
-    def extra_repr(self):
+    if TYPE_CHECKING:
+        __call__ = forward
+
+    def extra_repr(self) -> str:
         return f"start_axis={self.start_axis}"

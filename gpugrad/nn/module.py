@@ -22,7 +22,14 @@ Example:
     >>> len(m.trainable_variables), m(gg.tensor([3.0])).numpy().tolist()
     (2, [7.0])
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from ..tensor import Variable
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = ["Module"]
 
@@ -102,13 +109,13 @@ class Module:
 
     training = True  # also the default of subclasses that skip Module.__init__
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.training = True
 
-    def forward(self, *args, **kwargs):
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} does not define forward()")
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.forward(*args, **kwargs)
 
     # --- what the module holds ---------------------------------------------------
@@ -117,7 +124,7 @@ class Module:
         _walk(self, "", found, set(), modules)
         return found, modules
 
-    def named_variables(self):
+    def named_variables(self) -> list[tuple[str, Variable]]:
         """``[(path, Variable), ...]`` of every Variable reachable from this module."""
         return self._collect()[0]
 
@@ -127,12 +134,12 @@ class Module:
         return found
 
     @property
-    def variables(self):
+    def variables(self) -> list[Variable]:
         """Every Variable of this module and its sub-modules, trainable or not."""
         return self._variables()
 
     @property
-    def trainable_variables(self):
+    def trainable_variables(self) -> list[Variable]:
         """The Variables an optimizer updates (``trainable=True``).
 
         Example:
@@ -144,25 +151,25 @@ class Module:
         return [v for v in self._variables() if v.trainable]
 
     @property
-    def non_trainable_variables(self):
+    def non_trainable_variables(self) -> list[Variable]:
         """Variables that are state, not parameters (e.g. BatchNorm's running statistics)."""
         return [v for v in self._variables() if not v.trainable]
 
-    def named_modules(self):
+    def named_modules(self) -> list[tuple[str, Module]]:
         """``[(path, Module), ...]``: this module (path ``''``) and every sub-module, depth first."""
         return self._collect()[1]
 
-    def modules(self):
+    def modules(self) -> list[Module]:
         """This module and every sub-module."""
         return [m for _, m in self._collect()[1]]
 
     @property
-    def submodules(self):
+    def submodules(self) -> list[Module]:
         """Every sub-module, not counting this one."""
         return self.modules()[1:]
 
     # --- training / evaluation ----------------------------------------------------
-    def train(self, mode=True):
+    def train(self, mode: bool = True) -> Self:
         """Set ``training`` to ``mode`` on this module and every sub-module; returns self.
 
         Example:
@@ -176,18 +183,18 @@ class Module:
             m.training = mode
         return self
 
-    def eval(self):
+    def eval(self) -> Self:
         """Evaluation mode: ``train(False)``."""
         return self.train(False)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         children = [(name, m) for name, m in vars(self).items() if isinstance(m, Module)]
         if not children:
             return f"{type(self).__name__}({self.extra_repr()})"
         lines = [f"  ({name}): " + repr(m).replace("\n", "\n  ") for name, m in children]
         return f"{type(self).__name__}(\n" + "\n".join(lines) + "\n)"
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         """The text inside this module's ``repr`` parentheses (layers override it)."""
         return ""
 

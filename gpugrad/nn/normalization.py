@@ -1,6 +1,14 @@
 """``LayerNorm`` and ``BatchNorm`` (``gg.layer_norm``, ``gg.batch_norm``)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ._common import float_dtype, integer, make_variable, name_of, network_op, real
 from .module import Module
+
+if TYPE_CHECKING:
+    from .._typing import DeviceLike, DTypeLike, Shape, TensorLike
+    from ..tensor import Tensor
 
 __all__ = ["LayerNorm", "BatchNorm"]
 
@@ -28,7 +36,8 @@ class LayerNorm(Module):
         ((4,), (2, 4))
     """
 
-    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, dtype=None, device=None, name=None):
+    def __init__(self, normalized_shape: Shape, eps: float = 1e-5, elementwise_affine: bool = True,
+                 dtype: DTypeLike = None, device: DeviceLike = None, name: str | None = None) -> None:
         super().__init__()
         self.normalized_shape = _shape(normalized_shape)
         self.eps = real(eps, "eps", "LayerNorm", 0.0)
@@ -40,10 +49,13 @@ class LayerNorm(Module):
             self.weight = self.bias = None
         self.name = name
 
-    def forward(self, x):
+    def forward(self, x: TensorLike) -> Tensor:
         return network_op("layer_norm")(x, self.normalized_shape, self.weight, self.bias, eps=self.eps)
 
-    def extra_repr(self):
+    if TYPE_CHECKING:
+        __call__ = forward
+
+    def extra_repr(self) -> str:
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.weight is not None}"
 
 
@@ -65,7 +77,8 @@ class BatchNorm(Module):
         2
     """
 
-    def __init__(self, num_features, momentum=0.1, eps=1e-5, affine=True, dtype=None, device=None, name=None):
+    def __init__(self, num_features: int, momentum: float = 0.1, eps: float = 1e-5, affine: bool = True,
+                 dtype: DTypeLike = None, device: DeviceLike = None, name: str | None = None) -> None:
         super().__init__()
         self.num_features = integer(num_features, "num_features", "BatchNorm", 1)
         self.momentum = real(momentum, "momentum", "BatchNorm", 0.0, 1.0)
@@ -83,9 +96,12 @@ class BatchNorm(Module):
                                          trainable=False)
         self.name = name
 
-    def forward(self, x):
+    def forward(self, x: TensorLike) -> Tensor:
         return network_op("batch_norm")(x, self.running_mean, self.running_var, self.weight, self.bias,
                                         training=self.training, momentum=self.momentum, eps=self.eps)
 
-    def extra_repr(self):
+    if TYPE_CHECKING:
+        __call__ = forward
+
+    def extra_repr(self) -> str:
         return f"{self.num_features}, momentum={self.momentum}, eps={self.eps}, affine={self.weight is not None}"

@@ -1,6 +1,14 @@
 """``MaxPool2D`` and ``AvgPool2D`` over NCHW input (``gg.max_pool2d``, ``gg.avg_pool2d``)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from ._common import int_pair, network_op
 from .module import Module
+
+if TYPE_CHECKING:
+    from .._typing import TensorLike
+    from ..tensor import Tensor
 
 __all__ = ["MaxPool2D", "AvgPool2D"]
 
@@ -8,7 +16,8 @@ __all__ = ["MaxPool2D", "AvgPool2D"]
 class _Pool2D(Module):
     _op: str | None = None
 
-    def __init__(self, kernel_size, stride=None, padding=0):
+    def __init__(self, kernel_size: int | tuple[int, int], stride: int | tuple[int, int] | None = None,
+                 padding: Any = 0) -> None:
         super().__init__()
         layer = type(self).__name__
         kernel = int_pair(kernel_size, "kernel_size", layer, 1)
@@ -21,10 +30,13 @@ class _Pool2D(Module):
         self.stride = kernel_size if stride is None else stride
         self.padding = padding
 
-    def forward(self, x):
+    def forward(self, x: TensorLike) -> Tensor:
         return network_op(self._op)(x, self.kernel_size, stride=self.stride, padding=self.padding)
 
-    def extra_repr(self):
+    if TYPE_CHECKING:
+        __call__ = forward
+
+    def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 

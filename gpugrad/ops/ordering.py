@@ -598,6 +598,20 @@ def nonzero(x: TensorLike) -> Tensor:
     return where(x)
 
 
+def _searchsorted_method(self: Tensor, v: TensorLike, side: str = "left", sorter: TensorLike | None = None
+                         ) -> Tensor:
+    """``x.searchsorted(v, side="left", sorter=None)``: :func:`searchsorted` of sorted 1-D ``x``, the int64
+    indices where the elements of ``v`` go to keep ``x`` sorted, as ``numpy.ndarray.searchsorted``.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> x = gg.tensor([1.0, 2.0, 2.0, 3.0])
+        >>> x.searchsorted([2.0, 5.0]).numpy().tolist(), x.searchsorted(2.0, side="right").item()
+        ([1, 4], 3)
+    """
+    return searchsorted(self, v, side, sorter)
+
+
 TENSOR_METHODS = {
     "copy": copy,
     "ravel": ravel,
@@ -606,7 +620,7 @@ TENSOR_METHODS = {
     "sort": sort,
     "argsort": argsort,
     "partition": partition,
-    "searchsorted": lambda self, v, side="left", sorter=None: searchsorted(self, v, side, sorter),
+    "searchsorted": _searchsorted_method,
     "nonzero": nonzero,
     "mT": property(lambda self: swapaxes(self, -1, -2)),  # the matrix transpose of each matrix, as ndarray.mT
 }

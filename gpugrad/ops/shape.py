@@ -297,15 +297,53 @@ def _split_grad(op, *dys):
     return (concat(list(dys), op.attrs["axis"]),)  # unused outputs arrive as zeros
 
 
+def _reshape_method(self: Tensor, *shape: Any) -> Tensor:
+    """``x.reshape(2, 3)`` or ``x.reshape((2, 3))``: :func:`reshape` of ``x``, the new sizes given as
+    arguments or as one sequence (one may be -1), as ``numpy.ndarray.reshape``.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> x = gg.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+        >>> x.reshape(2, 3).shape, x.reshape((3, -1)).shape, x.reshape(6).shape
+        ((2, 3), (3, 2), (6,))
+    """
+    return reshape(self, shape[0] if len(shape) == 1 else shape)
+
+
+def _transpose_method(self: Tensor, *axes: Any) -> Tensor:
+    """``x.transpose()`` reverses the axes; ``x.transpose(1, 0, 2)`` or ``x.transpose((1, 0, 2))`` permutes
+    them: :func:`transpose` of ``x``, as ``numpy.ndarray.transpose``.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> x = gg.ones((2, 3, 4))
+        >>> x.transpose().shape, x.transpose(1, 0, 2).shape, x.transpose((2, 0, 1)).shape
+        ((4, 3, 2), (3, 2, 4), (4, 2, 3))
+    """
+    return transpose(
+        self, axes[0] if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)) else (axes or None))
+
+
+def _flatten_method(self: Tensor) -> Tensor:
+    """``x``'s elements in one dimension, in row-major order: ``reshape(x, -1)``, as
+    ``numpy.ndarray.flatten``.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.tensor([[1.0, 2.0], [3.0, 4.0]]).flatten().numpy().tolist()
+        [1.0, 2.0, 3.0, 4.0]
+    """
+    return reshape(self, -1)
+
+
 TENSOR_METHODS = {
-    "reshape": lambda self, *shape: reshape(self, shape[0] if len(shape) == 1 else shape),
+    "reshape": _reshape_method,
     "broadcast_to": broadcast_to,
-    "transpose": lambda self, *axes: transpose(
-        self, axes[0] if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)) else (axes or None)),
+    "transpose": _transpose_method,
     "T": property(lambda self: transpose(self), doc="``x`` with its axes reversed."),
     "expand_dims": expand_dims,
     "squeeze": squeeze,
-    "flatten": lambda self: reshape(self, -1),
+    "flatten": _flatten_method,
 }
 
 __all__ = public_ops(globals(), not_ops=('normalize_axis_index',))

@@ -1,5 +1,12 @@
 """AdaGrad: per-element rates that shrink with the sum of past squared gradients."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from .optimizer import Optimizer, check_hyper
+
+if TYPE_CHECKING:
+    from .optimizer import LearningRate
 
 __all__ = ["AdaGrad"]
 
@@ -24,8 +31,8 @@ class AdaGrad(Optimizer):
         [0.9]
     """
 
-    def __init__(self, learning_rate=1e-3, initial_accumulator_value=0.1, epsilon=1e-7, weight_decay=0.0,
-                 **kwargs):
+    def __init__(self, learning_rate: LearningRate = 1e-3, initial_accumulator_value: float = 0.1,
+                 epsilon: float = 1e-7, weight_decay: float = 0.0, **kwargs: Any) -> None:
         super().__init__(learning_rate, weight_decay, **kwargs)
         self.initial_accumulator_value = check_hyper("initial_accumulator_value", initial_accumulator_value)
         self.epsilon = check_hyper("epsilon", epsilon)

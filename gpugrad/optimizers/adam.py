@@ -1,7 +1,14 @@
 """Adam, with L2 weight decay folded into the gradient, and AdamW, with decoupled weight decay."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from .kernels_ref import adam_step_size
 from . import updates
 from .optimizer import Optimizer, check_hyper
+
+if TYPE_CHECKING:
+    from .optimizer import LearningRate
 
 __all__ = ["Adam", "AdamW"]
 
@@ -28,7 +35,8 @@ class Adam(Optimizer):
         [0.9]
     """
 
-    def __init__(self, learning_rate=1e-3, beta_1=0.9, beta_2=0.999, epsilon=1e-7, weight_decay=0.0, **kwargs):
+    def __init__(self, learning_rate: LearningRate = 1e-3, beta_1: float = 0.9, beta_2: float = 0.999,
+                 epsilon: float = 1e-7, weight_decay: float = 0.0, **kwargs: Any) -> None:
         super().__init__(learning_rate, weight_decay, **kwargs)
         self.beta_1 = check_hyper("beta_1", beta_1, 0.0, 1.0)
         self.beta_2 = check_hyper("beta_2", beta_2, 0.0, 1.0)
@@ -66,7 +74,8 @@ class AdamW(Adam):
         [1.899999976158142]
     """
 
-    def __init__(self, learning_rate=1e-3, weight_decay=1e-2, beta_1=0.9, beta_2=0.999, epsilon=1e-7, **kwargs):
+    def __init__(self, learning_rate: LearningRate = 1e-3, weight_decay: float = 1e-2, beta_1: float = 0.9,
+                 beta_2: float = 0.999, epsilon: float = 1e-7, **kwargs: Any) -> None:
         super().__init__(learning_rate, beta_1, beta_2, epsilon, weight_decay, **kwargs)
 
     def _update(self, var, param, grad, lr, state, grad_is_scratch=False):

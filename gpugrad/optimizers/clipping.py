@@ -12,7 +12,10 @@ Example:
     >>> [g.numpy().tolist() for g in grads], norm.item()
     ([[0.6000000238418579], [0.800000011920929]], 5.0)
 """
+from __future__ import annotations
+
 import math
+from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -54,7 +57,7 @@ def _global_norm(tensors):
     return np.sqrt(np.float64(sum(float(total) for total in by_device.values()))), CPU
 
 
-def global_norm(tensors):
+def global_norm(tensors: Iterable[Tensor | None]) -> Tensor:
     """``sqrt(sum of every element squared)`` over a list of tensors (``None`` skipped), a 0-d tensor.
 
     Example:
@@ -75,7 +78,7 @@ def _scaled(t, scale):
     return Tensor._wrap((a * factor).astype(a.dtype, copy=False), t._device)
 
 
-def clip_by_global_norm(grads, max_norm):
+def clip_by_global_norm(grads: Sequence[Tensor | None], max_norm: float) -> tuple[list[Tensor | None], Tensor]:
     """Scale every gradient by ``max_norm / max(global_norm, max_norm)``; returns ``(clipped, global_norm)``.
 
     As TensorFlow's ``tf.clip_by_global_norm`` (and PyTorch's
@@ -106,7 +109,7 @@ def clip_by_global_norm(grads, max_norm):
     return [None if g is None else _scaled(g, scale) for g in grads], norm_tensor
 
 
-def clip_by_norm(t, max_norm):
+def clip_by_norm(t: Tensor, max_norm: float) -> Tensor:
     """``t`` scaled by ``max_norm / max(norm(t), max_norm)``: its L2 norm at most ``max_norm``.
 
     Example:
@@ -114,4 +117,4 @@ def clip_by_norm(t, max_norm):
         >>> gg.optimizers.clip_by_norm(gg.tensor([3.0, 4.0]), 1.0).numpy().tolist()
         [0.6000000238418579, 0.800000011920929]
     """
-    return clip_by_global_norm([t], max_norm)[0][0]
+    return clip_by_global_norm([t], max_norm)[0][0]  # type: ignore[return-value]  # a tensor in, a tensor out

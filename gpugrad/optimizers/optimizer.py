@@ -21,8 +21,11 @@ Example:
     >>> loss.item(), w.numpy().tolist(), opt.iterations
     (5.0, [0.0, 0.0], 1)
 """
+from __future__ import annotations
+
 import math
 from sys import getrefcount
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..backend import CPU
 from ..errors import DeviceError, DTypeError, ShapeError
@@ -30,6 +33,17 @@ from .. import _donation
 from ..tape import GradientTape
 from ..tensor import Tensor, Variable, ensure_tensor
 from .clipping import _check_max_norm, clip_by_global_norm
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from .._typing import TensorLike
+
+    # A learning rate: a number, or a schedule, a callable of the step (0 for the first update).
+    LearningRate: TypeAlias = float | Callable[[int], float]
+    # The variables to differentiate: Variables, a function that returns them, or None (every trainable
+    # Variable the loss reads).
+    VarList: TypeAlias = Iterable[Variable] | Callable[[], Iterable[Variable]] | None
 
 __all__ = ["Optimizer"]
 
@@ -71,7 +85,8 @@ class Optimizer:
             (Keras' ``global_clipnorm``, PyTorch's ``clip_grad_norm_``).
     """
 
-    def __init__(self, learning_rate, weight_decay=0.0, clipnorm=None, global_clipnorm=None, name=None):
+    def __init__(self, learning_rate: LearningRate, weight_decay: float = 0.0, clipnorm: float | None = None,
+                 global_clipnorm: float | None = None, name: str | None = None) -> None:
         self._learning_rate = check_learning_rate(learning_rate)
         self.weight_decay = check_hyper("weight_decay", weight_decay)
         if clipnorm is not None and global_clipnorm is not None:
@@ -80,19 +95,19 @@ class Optimizer:
         self.global_clipnorm = None if global_clipnorm is None else _check_max_norm(global_clipnorm)
         self.name = name or type(self).__name__
         self.iterations = 0  # updates applied so far
-        self._state = {}  # id(variable) -> (variable, slot dict)
+        self._state: dict[int, tuple[Variable, dict[str, Any]]] = {}  # id(variable) -> (variable, slot dict)
 
     # --- the learning rate ------------------------------------------------------
     @property
-    def learning_rate(self):
+    def learning_rate(self) -> LearningRate:
         """The learning rate as given: a float or a schedule (settable)."""
         return self._learning_rate
 
     @learning_rate.setter
-    def learning_rate(self, value):
+    def learning_rate(self, value: LearningRate) -> None:
         self._learning_rate = check_learning_rate(value)
 
-    def current_learning_rate(self):
+    def current_learning_rate(self) -> float:
         """The rate the next update uses: the schedule evaluated at ``iterations``.
 
         Example:
@@ -141,7 +156,8 @@ class Optimizer:
         grads = tape.gradient(loss, var_list)
         return loss, list(zip(grads, var_list))
 
-    def compute_gradients(self, loss_fn, var_list=None):
+    def compute_gradients(self, loss_fn: Callable[[], Tensor], var_list: VarList = None
+                          ) -> list[tuple[Tensor | None, Variable]]:
         """``[(grad, var), ...]`` of ``loss_fn()`` (computed under a fresh GradientTape).
 
         ``var_list=None`` takes every trainable Variable the loss read, in the
@@ -157,7 +173,7 @@ class Optimizer:
         """
         return self._loss_and_gradients(loss_fn, var_list)[1]
 
-    def minimize(self, loss_fn, var_list=None):
+    def minimize(self, loss_fn: Callable[[], Tensor], var_list: VarList = None) -> Tensor:
         """Compute the gradients of ``loss_fn()``, apply them; returns the loss tensor.
 
         Example:
@@ -174,7 +190,7 @@ class Optimizer:
         return loss
 
     # --- the update ---------------------------------------------------------------------
-    def apply_gradients(self, grads_and_vars):
+    def apply_gradients(self, grads_and_vars: Iterable[tuple[TensorLike | None, Variable]]) -> None:
         """Update each variable in place from its gradient; pairs with a ``None`` gradient are skipped.
 
         Raises ShapeError, DTypeError or DeviceError naming the variable when a
@@ -285,7 +301,7 @@ class Optimizer:
             return dev.xp.full(var._data.shape, fill, dtype=var._data.dtype)
         return dev.backend.asarray(dev.xp.full(var._data.shape, fill, dtype=var._data.dtype), None, dev.index)
 
-    def get_slot(self, var, name):
+    def get_slot(self, var: Variable, name: str) -> Tensor:
         """The optimizer's state array ``name`` for ``var`` (e.g. ``"velocity"``, ``"m"``), as a Tensor.
 
         Example:
@@ -302,11 +318,11 @@ class Optimizer:
             raise KeyError(f"{self.name} has no slot {name!r} for this variable (it has {have})")
         return Tensor._wrap(entry[1][name], var._device)
 
-    def variables(self):
+    def variables(self) -> list[Variable]:
         """The variables this optimizer has updated, in the order it first saw them."""
         return [var for var, _ in self._state.values()]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"{self.name}(learning_rate={self._learning_rate!r}, iterations={self.iterations})"
 
     # --- state: checkpoints, pickling and copying -------------------------------------------------
@@ -337,7 +353,7 @@ class Optimizer:
             state[id(var)] = (var, new)
         self._state = state
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         """``pickle`` and ``copy.deepcopy``: the hyperparameters, ``iterations``, the schedule and the slots.
 
         The slots travel as host arrays beside their variables; unpickled, each
@@ -359,7 +375,7 @@ class Optimizer:
         state["_state"] = self._export_slots()
         return state
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: dict[str, Any]) -> None:
         state = dict(state)
         entries = state.pop("_state")
         self.__dict__.update(state)

@@ -1,5 +1,12 @@
 """RMSProp: divide the gradient by a running root mean square of recent gradients."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from .optimizer import Optimizer, check_hyper
+
+if TYPE_CHECKING:
+    from .optimizer import LearningRate
 
 __all__ = ["RMSProp"]
 
@@ -25,8 +32,8 @@ class RMSProp(Optimizer):
         [0.968377]
     """
 
-    def __init__(self, learning_rate=1e-3, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False,
-                 weight_decay=0.0, **kwargs):
+    def __init__(self, learning_rate: LearningRate = 1e-3, rho: float = 0.9, momentum: float = 0.0,
+                 epsilon: float = 1e-7, centered: bool = False, weight_decay: float = 0.0, **kwargs: Any) -> None:
         super().__init__(learning_rate, weight_decay, **kwargs)
         self.rho = check_hyper("rho", rho, 0.0, 1.0)
         self.momentum = check_hyper("momentum", momentum, 0.0, 1.0, high_open=False)

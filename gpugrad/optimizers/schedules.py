@@ -8,7 +8,10 @@ Example:
     >>> [round(schedule(step), 6) for step in (0, 10, 20)]
     [0.1, 0.05, 0.025]
 """
+from __future__ import annotations
+
 import math
+from typing import Any
 
 __all__ = ["LearningRateSchedule", "StepDecay", "ExponentialDecay", "CosineDecay"]
 
@@ -29,13 +32,13 @@ def _finite(name, value):
 class LearningRateSchedule:
     """Base class: subclasses define ``__call__(step) -> float`` and ``get_config()``."""
 
-    def __call__(self, step):
+    def __call__(self, step: int) -> float:
         raise NotImplementedError
 
-    def get_config(self):
+    def get_config(self) -> dict[str, Any]:
         return {}
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
         return f"{type(self).__name__}({args})"
 
@@ -51,15 +54,15 @@ class StepDecay(LearningRateSchedule):
         [1.0, 1.0, 0.1, 0.010000000000000002]
     """
 
-    def __init__(self, initial_learning_rate, decay_steps, decay_rate=0.1):
+    def __init__(self, initial_learning_rate: float, decay_steps: int, decay_rate: float = 0.1) -> None:
         self.initial_learning_rate = _finite("initial_learning_rate", initial_learning_rate)
         self.decay_steps = _positive_int("decay_steps", decay_steps)
         self.decay_rate = _finite("decay_rate", decay_rate)
 
-    def __call__(self, step):
+    def __call__(self, step: int) -> float:
         return self.initial_learning_rate * self.decay_rate ** (int(step) // self.decay_steps)
 
-    def get_config(self):
+    def get_config(self) -> dict[str, Any]:
         return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
                 "decay_rate": self.decay_rate}
 
@@ -76,19 +79,20 @@ class ExponentialDecay(LearningRateSchedule):
         (0.7071067811865476, 1.0, 0.5)
     """
 
-    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False):
+    def __init__(self, initial_learning_rate: float, decay_steps: int, decay_rate: float,
+                 staircase: bool = False) -> None:
         self.initial_learning_rate = _finite("initial_learning_rate", initial_learning_rate)
         self.decay_steps = _positive_int("decay_steps", decay_steps)
         self.decay_rate = _finite("decay_rate", decay_rate)
         self.staircase = bool(staircase)
 
-    def __call__(self, step):
+    def __call__(self, step: int) -> float:
         exponent = step / self.decay_steps
         if self.staircase:
             exponent = math.floor(exponent)
         return self.initial_learning_rate * self.decay_rate ** exponent
 
-    def get_config(self):
+    def get_config(self) -> dict[str, Any]:
         return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
                 "decay_rate": self.decay_rate, "staircase": self.staircase}
 
@@ -112,7 +116,8 @@ class CosineDecay(LearningRateSchedule):
         [0.0, 0.5, 1.0, 0.5, 0.0]
     """
 
-    def __init__(self, initial_learning_rate, decay_steps, alpha=0.0, warmup_target=None, warmup_steps=0):
+    def __init__(self, initial_learning_rate: float, decay_steps: int, alpha: float = 0.0,
+                 warmup_target: float | None = None, warmup_steps: int = 0) -> None:
         self.initial_learning_rate = _finite("initial_learning_rate", initial_learning_rate)
         self.decay_steps = _positive_int("decay_steps", decay_steps)
         self.alpha = _finite("alpha", alpha)
@@ -121,7 +126,7 @@ class CosineDecay(LearningRateSchedule):
             raise ValueError(f"warmup_steps must be a non-negative integer, got {warmup_steps!r}")
         self.warmup_steps = int(warmup_steps)
 
-    def __call__(self, step):
+    def __call__(self, step: int) -> float:
         start = self.initial_learning_rate
         if self.warmup_target is not None and self.warmup_steps:
             if step < self.warmup_steps:
@@ -131,6 +136,6 @@ class CosineDecay(LearningRateSchedule):
         cosine = 0.5 * (1.0 + math.cos(math.pi * progress))
         return start * ((1.0 - self.alpha) * cosine + self.alpha)
 
-    def get_config(self):
+    def get_config(self) -> dict[str, Any]:
         return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
                 "alpha": self.alpha, "warmup_target": self.warmup_target, "warmup_steps": self.warmup_steps}

@@ -1,6 +1,13 @@
 """Stochastic gradient descent, with optional (Nesterov) momentum and L2 weight decay."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from . import updates
 from .optimizer import Optimizer, check_hyper
+
+if TYPE_CHECKING:
+    from .optimizer import LearningRate
 
 __all__ = ["SGD"]
 
@@ -30,7 +37,8 @@ class SGD(Optimizer):
         [0.71]
     """
 
-    def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, weight_decay=0.0, **kwargs):
+    def __init__(self, learning_rate: LearningRate = 0.01, momentum: float = 0.0, nesterov: bool = False,
+                 weight_decay: float = 0.0, **kwargs: Any) -> None:
         super().__init__(learning_rate, weight_decay, **kwargs)
         self.momentum = check_hyper("momentum", momentum, 0.0, 1.0, high_open=False)
         self.nesterov = bool(nesterov)

@@ -40,6 +40,11 @@ def typed_values() -> None:
         y = gg.sum(w * doubled)
     dw = tape.gradient(y, w)
     dws = tape.gradient(y, [w])
+    layer = gg.nn.Dense(2, 3, activation="relu", seed=0)
+    model = gg.nn.Sequential(layer, gg.nn.Dense(3, 1, seed=1))
+    optimizer = gg.optimizers.Adam(0.01)
+    out = model(doubled[None])
+    loss = optimizer.minimize(lambda: gg.sum(model(doubled[None])))
     if TYPE_CHECKING:
         reveal_type(doubled)  # noqa: F821 - mypy's builtin
         reveal_type(total)  # noqa: F821
@@ -47,8 +52,14 @@ def typed_values() -> None:
         reveal_type(dws)  # noqa: F821
         reveal_type(doubled.sum(axis=0).mean())  # noqa: F821
         reveal_type(2.0 - doubled[0])  # noqa: F821
+        reveal_type(layer)  # noqa: F821
+        reveal_type(model)  # noqa: F821
+        reveal_type(optimizer)  # noqa: F821
+        reveal_type(out)  # noqa: F821
+        reveal_type(loss)  # noqa: F821
     assert np.allclose(dw.numpy(), [2.0, 4.0])
     assert len(dws) == 1 and np.allclose(dws[0].numpy(), [2.0, 4.0]) and total.item() == 20.0
+    assert out.shape == (1, 1) and loss.shape == () and optimizer.iterations == 1
 
 
 if __name__ == "__main__":
