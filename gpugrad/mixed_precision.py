@@ -21,7 +21,8 @@ recorded ops; the gradient passes through unrounded), and the result's dtype sta
 
 The state: a process-wide policy (:func:`set_policy`, as Keras' global policy) and, above it,
 the innermost :func:`autocast` of the current thread or task (a ``ContextVar``). The ops' hook
-costs one module attribute test while no policy is on anywhere (:data:`active`).
+costs one module attribute test while no policy is on anywhere (:data:`active`); the casting itself
+is :mod:`gpugrad.ops._autocast` (this module imports no op).
 
 Inside :func:`gpugrad.function`, enter ``autocast`` around the call (or set the policy): a
 trace and its replays then run under the same policy.
@@ -205,82 +206,3 @@ class autocast:
 
     def __repr__(self):
         return f"autocast({self.dtype!r}, enabled={self.enabled})"
-
-
-# --- the ops' hook ------------------------------------------------------------------------------
-
-_storable: dict = {}  # low dtype name -> whether a gpugrad tensor can hold it
-
-
-def _can_store(low):
-    ok = _storable.get(low)
-    if ok is None:
-        ok = low == "float16"
-        if not ok and _bfloat16() is not None:
-            from .ops.control import cast
-            from .tensor import Tensor
-            try:
-                ok = cast(Tensor(np.zeros(1, np.float32)), _bfloat16()).dtype == _bfloat16()
-            except (DTypeError, TypeError, ValueError):
-                ok = False
-        _storable[low] = ok
-    return ok
-
-
-def _round_bfloat16(t):
-    """``t`` (float32) rounded to bfloat16's 8-bit significand, in float32, with recorded ops.
-
-    NOTE: Veltkamp's split (c = t (2^16 + 1), t - (c - t)... as hi = c - (c - t)) rounds to nearest;
-    a tie may round away from even, and |t| > 5e33 overflows (no activation is that large).
-    """
-    from .ops.arithmetic import multiply, subtract
-    c = multiply(t, np.float32(65537.0))
-    return subtract(c, subtract(c, t))
-
-
-def _to_low(t, low, native, storable):
-    """Input ``t`` as the op computes it under ``low``: cast once; other dtypes as they are."""
-    from .ops.control import cast
-    from .tensor import Tensor
-    if not isinstance(t, Tensor):
-        return t
-    dtype = t._data.dtype
-    if dtype.kind != "f" and dtype.name != "bfloat16" or dtype == np.float64:
-        return t  # as torch.autocast: float64 and non-floats are not cast
-    if not storable:  # bfloat16 emulated in float32
-        return _round_bfloat16(t) if dtype == np.float32 else t
-    low_t = cast(t, _bfloat16() if low == "bfloat16" else np.float16)
-    return low_t if native else cast(low_t, np.float32)
-
-
-def _from_float32(y, low, storable):
-    """The float32 result of an emulated op, rounded to ``low``."""
-    from .ops.control import cast
-    if not storable:
-        return _round_bfloat16(y)
-    return cast(y, _bfloat16() if low == "bfloat16" else np.float16)
-
-
-def autocast_op(op, tensors, **attrs):
-    """``op(*tensors, **attrs)`` under the current low dtype, or None when there is none (the op runs as it is).
-
-    The hook of the ops of :data:`LOW_PRECISION_OPS`; ``tensors`` are the op's tensor operands
-    (None where absent), ``attrs`` the rest. Inside, autocast is off, so ``op`` runs plain.
-    """
-    low = compute_dtype()
-    if low is None:
-        return None
-    from .backend import CPU
-    from .tensor import Tensor
-    first = next((t for t in tensors if isinstance(t, Tensor)), None)
-    storable = _can_store(low)
-    native = storable and first is not None and first._device is not CPU
-    token = _autocast.set(_OFF)
-    try:
-        inputs = [None if t is None else _to_low(t, low, native, storable) for t in tensors]
-        out = op(*inputs, **attrs)
-        if not native and out._data.dtype == np.float32:
-            out = _from_float32(out, low, storable)
-        return out
-    finally:
-        _autocast.reset(token)
