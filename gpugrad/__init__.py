@@ -30,6 +30,8 @@ from .custom_gradient import custom_gradient, record_operation  # noqa: E402
 from .functional import grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp  # noqa: E402
 from . import gradient_checker  # noqa: E402
 from . import optimizers  # noqa: E402
+from . import mixed_precision  # noqa: E402
+from .mixed_precision import autocast  # noqa: E402
 from .optimizers import clip_by_global_norm  # noqa: E402
 from . import nn  # noqa: E402
 from .serialization import load, save  # noqa: E402
@@ -69,6 +71,8 @@ __all__ = [
     "custom_gradient", "record_operation", "detect_anomaly", "explain_gradient",
     "grad", "value_and_grad", "jacobian", "hessian", "vjp", "jvp", "hvp",
     "function", "Function",
+    # precision
+    "autocast", "mixed_precision",
     # training and models
     "clip_by_global_norm", "save", "load",
     # modules

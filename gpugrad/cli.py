@@ -140,7 +140,8 @@ def cmd_train(args):
 
     result = train(args.model, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
                    optimizer=args.optimizer, device=args.device, seed=args.seed, save=args.save,
-                   progress=not (args.no_progress or args.quiet), eager=args.eager)
+                   progress=not (args.no_progress or args.quiet), eager=args.eager,
+                   precision=args.precision)
     from . import distributed
     if distributed.rank() == 0:  # under mpiexec: one report, of the whole world
         if args.json:
@@ -382,7 +383,7 @@ def _add_info(sub):
 
 
 def _add_train(sub):
-    from .training import DEFAULTS, MODELS, OPTIMIZERS
+    from .training import DEFAULTS, MODELS, OPTIMIZERS, PRECISIONS
 
     train = sub.add_parser(
         "train", help="train a small classifier on the embedded 8x8 digits and print its test accuracy",
@@ -409,10 +410,14 @@ def _add_train(sub):
     train.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
     train.add_argument("--json", action="store_true",
                        help="print the result as one JSON object on stdout (model, device, ranks, epochs, steps, "
-                            "seed, eager, accuracy, train_accuracy, loss, time, samples_per_second, saved) and "
+                            "seed, eager, accuracy, train_accuracy, loss, time, samples_per_second, precision, loss_scale, saved) and "
                             "nothing else there; progress still goes to stderr unless --quiet or --no-progress")
     train.add_argument("--eager", action="store_true",
                        help="run each step op by op instead of through gg.function (traced once, replayed)")
+    train.add_argument("--precision", choices=tuple(PRECISIONS), default="float32",
+                       help="float32 (default); mixed16: matmuls and convolutions in float16 with float32 weights and "
+                            "dynamic loss scaling (the scale's skips and growths in the final line and --json); "
+                            "bf16: the same in bfloat16, unscaled")
     train.set_defaults(run=cmd_train, parser=train)
 
 

@@ -167,7 +167,10 @@ def _optimizer_state(path, optimizer, named, arrays):
         slots[name] = sorted(entry)
         for slot, value in entry.items():
             arrays[f"{SLOT_PREFIX}{name}/{slot}"] = value
-    return {"class": type(optimizer).__name__, "iterations": int(optimizer.iterations), "slots": slots}
+    entry = {"class": type(optimizer).__name__, "iterations": int(optimizer.iterations), "slots": slots}
+    if hasattr(optimizer, "_extra_state"):  # state beyond slots and steps (LossScaleOptimizer's scale)
+        entry["state"] = optimizer._extra_state()
+    return entry
 
 
 def load(path, module_or_variables=None, strict=True, optimizer=None, random_state=False):
@@ -245,6 +248,8 @@ def load(path, module_or_variables=None, strict=True, optimizer=None, random_sta
     if slots is not None:
         optimizer._import_slots(slots)
         optimizer.iterations = meta["optimizer"]["iterations"]
+        if hasattr(optimizer, "_set_extra_state"):
+            optimizer._set_extra_state(meta["optimizer"]["state"])
     try:
         for gen, state in generators:
             gen.set_state(state)
@@ -286,6 +291,11 @@ def _checked_slots(path, optimizer, meta, stored, named, strict):
                                       f"the variable has shape {var.shape}")
             values[slot] = value.astype(var.dtype, copy=False)
         slots.append((var, values))
+    if hasattr(optimizer, "_check_extra_state"):
+        try:
+            optimizer._check_extra_state(entry.get("state"))
+        except (ValueError, TypeError) as exc:
+            raise CheckpointError(f"checkpoint {path}: {optimizer.name}'s state is unusable: {exc}") from None
     return slots
 
 

@@ -14,13 +14,17 @@ import time
 
 import numpy as np
 
-from . import backend, data, distributed, nn, optimizers
-from .ops import argmax, softmax_cross_entropy
+import contextlib
+
+from . import backend, data, distributed, mixed_precision, nn, optimizers
+from .ops import argmax, cast, softmax_cross_entropy
 from .tensor import Tensor
 from .traced import function
 
 MODELS = ("mlp", "cnn")
 OPTIMIZERS = ("sgd", "momentum", "adam", "adamw", "rmsprop", "adagrad")
+# --precision: the low dtype of matmul/dense/conv2d (None: float32 throughout) and whether the loss is scaled
+PRECISIONS = {"float32": (None, False), "mixed16": ("float16", True), "bf16": ("bfloat16", False)}
 DEFAULTS = {  # per model: epochs, batch size, optimizer, learning rate
     "mlp": {"epochs": 15, "batch_size": 64, "optimizer": "adam", "lr": 0.001},
     "cnn": {"epochs": 12, "batch_size": 64, "optimizer": "adam", "lr": 0.002},
@@ -43,6 +47,8 @@ class TrainResult:
     eager: bool = False
     seed: int = 0
     ranks: int = 1
+    precision: str = "float32"
+    loss_scale: dict = None  # mixed16: the LossScaleOptimizer's final scale, skips, growths, history
 
     @property
     def where(self):
@@ -59,7 +65,14 @@ class TrainResult:
         return (f"{self.model}: test accuracy {self.test_accuracy:.2%} "
                 f"(train {self.train_accuracy:.2%}), final loss {self.final_loss:.4f}, "
                 f"{self.epochs} epoch{'' if self.epochs == 1 else 's'} in {self.seconds:.1f} s on {self.where}"
-                f"{' (eager)' if self.eager else ''}")
+                f"{' (eager)' if self.eager else ''}"
+                f"{'' if self.precision == 'float32' else f', precision {self.precision}'}"
+                f"{'' if not self.loss_scale else self._loss_scale_text()}")
+
+    def _loss_scale_text(self):
+        s = self.loss_scale
+        return (f"; loss scale {s['scale']:g} ({s['skips']} skipped step{'' if s['skips'] == 1 else 's'}, "
+                f"{s['growths']} growth{'' if s['growths'] == 1 else 's'})")
 
     def summary_dict(self):
         """The run as a JSON-ready dict (``gpugrad train --json``): accuracy is the test accuracy, loss the
@@ -73,7 +86,8 @@ class TrainResult:
         return {"model": self.model, "device": self.device, "ranks": self.ranks, "epochs": self.epochs,
                 "steps": self.steps, "seed": self.seed, "eager": self.eager, "accuracy": self.test_accuracy,
                 "train_accuracy": self.train_accuracy, "loss": self.final_loss, "time": self.seconds,
-                "samples_per_second": self.samples_per_second}
+                "samples_per_second": self.samples_per_second, "precision": self.precision,
+                "loss_scale": self.loss_scale}
 
 
 def build_model(name, seed=0, device=None):
@@ -147,7 +161,7 @@ def accuracy(model, images, labels, batch_size=512):
 
 
 def train(model="mlp", epochs=None, batch_size=None, lr=None, optimizer=None, device=None, seed=0,
-          save=None, progress=True, out=None, eager=False):
+          save=None, progress=True, out=None, eager=False, precision="float32"):
     """Train ``model`` on the digits' training split; returns a :class:`TrainResult`.
 
     Each training step runs through :func:`gpugrad.function` (traced once per batch shape, then
@@ -159,16 +173,27 @@ def train(model="mlp", epochs=None, batch_size=None, lr=None, optimizer=None, de
     to an ``.npz`` file (:func:`gpugrad.save`). With ``progress``, rank 0 shows
     the run on ``out`` (default: stderr): tqdm's bar when ``out`` is a terminal
     and tqdm is installed, else one line per epoch.
+
+    ``precision``: ``"float32"``; ``"mixed16"`` (matmul, dense and conv2d in float16 under
+    :func:`gpugrad.autocast`, float32 variables, the loss scaled by a
+    :class:`~gpugrad.optimizers.LossScaleOptimizer`); ``"bf16"`` (the same in bfloat16, unscaled:
+    bfloat16 has float32's range). The logits are cast to float32 before the loss.
     """
     settings = dict(DEFAULTS.get(model, DEFAULTS["mlp"]))
     settings.update({k: v for k, v in dict(epochs=epochs, batch_size=batch_size, lr=lr,
                                            optimizer=optimizer).items() if v is not None})
     if settings["epochs"] < 1 or settings["batch_size"] < 1:
         raise ValueError("epochs and batch_size must be at least 1")
+    if precision not in PRECISIONS:
+        raise ValueError(f"unknown precision {precision!r}: choose one of {', '.join(PRECISIONS)}")
+    low, scaled = PRECISIONS[precision]
     world = distributed.init()
     dev = backend.get_device(device)
     net = build_model(model, seed, dev)
     opt = build_optimizer(settings["optimizer"], settings["lr"])
+    scaler = opt = optimizers.LossScaleOptimizer(opt) if scaled else opt
+    policy = (lambda: mixed_precision.autocast(low)) if low else contextlib.nullcontext
+    logits = (lambda x: cast(net(x), "float32")) if low else net
     flat = model == "mlp"
     x_train, y_train, x_test, y_test = standardized_digits(flat, dev)
     order = np.random.default_rng(seed)
@@ -189,8 +214,8 @@ def train(model="mlp", epochs=None, batch_size=None, lr=None, optimizer=None, de
         # share: this rank's rows over the global batch's mean rows; the ranks' mean of share-weighted
         # gradients is the global batch's mean gradient, even when the last batch splits unevenly
         if share == 1.0:
-            return opt.minimize(lambda: softmax_cross_entropy(net(xb), yb), variables)
-        return opt.minimize(lambda: softmax_cross_entropy(net(xb), yb) * share, variables)
+            return opt.minimize(lambda: softmax_cross_entropy(logits(xb), yb), variables)
+        return opt.minimize(lambda: softmax_cross_entropy(logits(xb), yb) * share, variables)
 
     step = train_step if eager else function(train_step)
     for epoch in range(settings["epochs"]):
@@ -199,18 +224,26 @@ def train(model="mlp", epochs=None, batch_size=None, lr=None, optimizer=None, de
                 rows = distributed.shard(xb.shape[0])
                 share = len(rows) * world.size / xb.shape[0]
                 xb, yb = xb[rows.start:rows.stop], yb[rows.start:rows.stop]
-                loss = step(xb, yb, share)
+                with policy():
+                    loss = step(xb, yb, share)
             else:
-                loss = step(xb, yb, 1.0)
+                with policy():  # around the traced step: its trace and replays run under one policy
+                    loss = step(xb, yb, 1.0)
             steps += 1
             bar.step(loss, xb.shape[0] * world.size, epoch)
         bar.end_epoch(loss, epoch)
     final_loss = float(loss.item())  # .item() waits for the GPU
     seconds = time.perf_counter() - start
     bar.close()
-    result = TrainResult(model, dev.name, settings["epochs"], steps, final_loss,
-                         accuracy(net, x_train, y_train), accuracy(net, x_test, y_test), seconds,
-                         x_train.shape[0] * settings["epochs"] / seconds, eager, seed, world.size)
+    with policy():
+        train_accuracy, test_accuracy = accuracy(net, x_train, y_train), accuracy(net, x_test, y_test)
+    history = None
+    if scaled:
+        history = {"scale": scaler.loss_scale, "skips": scaler.skipped_steps, "growths": scaler.growths,
+                   "history": [list(h) for h in scaler.history]}
+    result = TrainResult(model, dev.name, settings["epochs"], steps, final_loss, train_accuracy, test_accuracy,
+                         seconds, x_train.shape[0] * settings["epochs"] / seconds, eager, seed, world.size,
+                         precision, history)
     if save and world.rank == 0:
         from .serialization import save as save_weights
 

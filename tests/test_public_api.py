@@ -17,7 +17,7 @@ PUBLIC = [
     'LookupGradientError', 'NotATensorError', 'NotDifferentiable', 'OutOfMemoryError',
     'RegisterGradient', 'ShapeError', 'Tensor', 'TraceError', 'Variable', '__version__', 'abs', 'add', 'all', 'any',
     'append', 'arange', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctan2', 'arctanh',
-    'argmax', 'argmin', 'argsort', 'as_tensor', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'average',
+    'argmax', 'argmin', 'argsort', 'as_tensor', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'autocast', 'average',
     'avg_pool2d', 'batch_norm', 'bool_', 'broadcast_to', 'cast', 'cbrt', 'ceil', 'clip',
     'clip_by_global_norm', 'column_stack', 'concat', 'conv2d', 'copy', 'cos', 'cosh', 'count_nonzero',
     'cross', 'cuda_available', 'cumprod', 'cumsum', 'custom_gradient', 'data', 'default_device',
@@ -31,7 +31,7 @@ PUBLIC = [
     'leaky_relu', 'linalg', 'linspace', 'load', 'log', 'log10', 'log1p', 'log2', 'log_sigmoid',
     'log_softmax', 'logaddexp', 'logaddexp2', 'logical_and', 'logical_not', 'logical_or', 'logical_xor',
     'logsumexp', 'matmul', 'max', 'max_pool2d', 'maximum', 'mean', 'median', 'min', 'minimum', 'mish',
-    'mod', 'moveaxis', 'mse', 'multiply', 'nan_to_num', 'nanmean', 'nansum', 'negative', 'nn',
+    'mixed_precision', 'mod', 'moveaxis', 'mse', 'multiply', 'nan_to_num', 'nanmean', 'nansum', 'negative', 'nn',
     'no_gradient', 'nonzero', 'ones', 'ones_like', 'ops', 'optimizers', 'outer', 'pad', 'partition',
     'percentile', 'power', 'prod', 'ptp', 'quantile', 'rad2deg', 'radians', 'random', 'ravel',
     'raw_ops', 'reciprocal', 'record_operation', 'registered_ops', 'relu', 'remainder', 'repeat',
@@ -65,6 +65,14 @@ def test_every_public_name_exists_and_nothing_else_public_is_not_a_module():
     assert [name for name in gg.__all__ if not hasattr(gg, name)] == []
     others = [name for name in dir(gg) if not name.startswith("_") and name not in gg.__all__]
     assert [name for name in others if not isinstance(getattr(gg, name), types.ModuleType)] == []
+
+
+def test_mixed_precision_names():
+    assert gg.autocast is gg.mixed_precision.autocast
+    assert sorted(gg.mixed_precision.__all__) == [
+        "FLOAT32_OPS", "LOW_PRECISION_OPS", "POLICIES", "Policy", "autocast", "compute_dtype", "global_policy",
+        "set_policy"]
+    assert "LossScaleOptimizer" in gg.optimizers.__all__
 
 
 def test_fused_gradient_ops_are_raw_ops_not_gg():

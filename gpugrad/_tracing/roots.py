@@ -42,7 +42,7 @@ def _build():
     from .. import ops, raw_ops
     tensor = sys.modules["gpugrad.tensor"]
     from ..ops import creation, methods
-    from ..optimizers import clipping, optimizer
+    from ..optimizers import clipping, loss_scale, optimizer
     from .. import random as gg_random
 
     for name in list(ops._EVERY_OP) + list(getattr(ops, "ENGINE_OPS", ())):
@@ -68,7 +68,7 @@ def _build():
                jacobians._one_hot_columns, jacobians._zeros):
         _by_code[fn.__code__] = (SHAPE, [fn])
     from ..distributed import optimizer as distributed_optimizer
-    host = [optimizer.Optimizer._apply_pairs, distributed_optimizer.average_gradients, ops.dropout, clipping.clip_by_global_norm, clipping.clip_by_norm,
+    host = [optimizer.Optimizer._apply_pairs, loss_scale.LossScaleOptimizer._apply_pairs, distributed_optimizer.average_gradients, ops.dropout, clipping.clip_by_global_norm, clipping.clip_by_norm,
             clipping.global_norm, gg_random.Generator.uniform, gg_random.Generator.normal,
             gg_random.Generator.integers, gg_random.uniform, gg_random.normal, gg_random.integers]
     host += [getattr(tensor.Variable, name) for name in

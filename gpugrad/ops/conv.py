@@ -27,8 +27,10 @@ import collections
 import numpy as np
 
 from ..errors import DTypeError, ShapeError
+from .. import mixed_precision as _mp
 from ..registry import RegisterGradient
 from ..tensor import Tensor
+from . import _autocast
 from .base import emit, public_ops, same_device, unary
 from .reductions import sum as reduce_sum
 from .. import _dtypes as _dt
@@ -272,6 +274,8 @@ def conv2d(x: TensorLike, w: TensorLike, b: TensorLike | None = None, stride: in
         >>> gg.conv2d(gg.ones((2, 4, 5, 5)), gg.ones((6, 2, 3, 3)), padding=1, dilation=2, groups=2).shape
         (2, 6, 3, 3)
     """
+    if _mp.active and (out := _autocast.autocast_op(conv2d, (x, w, b), stride=stride, padding=padding, dilation=dilation, groups=groups)) is not None:
+        return out
     x = unary(x)
     w = w if isinstance(w, Tensor) else Tensor(w, x.dtype, x._device)
     if b is None:

@@ -13,8 +13,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DTypeError, ShapeError
+from .. import mixed_precision as _mp
 from ..registry import RegisterGradient
 from ..tensor import Tensor
+from . import _autocast
 from .activations import relu_array, sigmoid_array
 from .base import emit, public_ops, same_device, unary
 from .hot import HOT_GRADIENTS
@@ -70,6 +72,8 @@ def dense(x: TensorLike, kernel: TensorLike, bias: TensorLike | None = None, act
         >>> gg.dense(x, w, b).numpy().tolist()
         [[-0.5, -2.0]]
     """
+    if _mp.active and (out := _autocast.autocast_op(dense, (x, kernel, bias), activation=activation)) is not None:
+        return out
     if x.__class__ is not Tensor:
         x = unary(x)
     if kernel.__class__ is not Tensor:

@@ -16,8 +16,10 @@ from collections import Counter
 
 from .. import _dtypes as _dt
 from ..errors import ShapeError
+from .. import mixed_precision as _mp
 from ..registry import RegisterGradient
 from ..tensor import Tensor
+from . import _autocast
 from .base import binary, emit, public_ops, same_device, unary
 from .shape import broadcast_to, reshape
 
@@ -55,6 +57,8 @@ def matmul(a: TensorLike, b: TensorLike, transpose_a: bool = False, transpose_b:
         >>> gg.ones((5, 1, 2, 3)).matmul(gg.ones((4, 3, 2))).shape
         (5, 4, 2, 2)
     """
+    if _mp.active and (out := _autocast.autocast_op(matmul, (a, b), transpose_a=transpose_a, transpose_b=transpose_b)) is not None:
+        return out
     if a.__class__ is not Tensor or b.__class__ is not Tensor:
         a, b = binary(a, b, "MatMul")
     elif a._device is not b._device:

@@ -20,10 +20,12 @@ from . import schedules
 from .adagrad import AdaGrad
 from .adam import Adam, AdamW
 from .clipping import clip_by_global_norm, clip_by_norm, global_norm
+from .loss_scale import LossScaleOptimizer
 from .optimizer import Optimizer
 from .rmsprop import RMSProp
 from .schedules import CosineDecay, ExponentialDecay, LearningRateSchedule, StepDecay
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSProp", "AdaGrad", "schedules", "LearningRateSchedule",
-           "StepDecay", "ExponentialDecay", "CosineDecay", "clip_by_global_norm", "clip_by_norm", "global_norm"]
+           "StepDecay", "ExponentialDecay", "CosineDecay", "clip_by_global_norm", "clip_by_norm", "global_norm",
+           "LossScaleOptimizer"]
