@@ -5,19 +5,17 @@ policy the ops of :data:`LOW_PRECISION_OPS` (``matmul`` and ``@``, ``dense`` and
 ``gg.nn.Dense``, ``conv2d`` and so ``gg.nn.Conv2D``) cast their float32 inputs to the low dtype
 (each input once per op, with :func:`gpugrad.cast`, a recorded op: the gradient flows back
 through it in float32 to the float32 variables, the master copy) and return a result in the low
-dtype, as ``torch.autocast`` does. Every other op runs in the dtype of its inputs; the
-numerically sensitive ones torch's autocast keeps in float32 (:data:`FLOAT32_OPS`) should get
-float32 inputs: cast a model's output with ``gg.cast(logits, "float32")`` before the loss, as
-Keras' guide does for the last layer.
+dtype, as ``torch.autocast`` does. The numerically sensitive ops that torch's autocast runs in
+float32 (:data:`FLOAT32_OPS`: softmax, log-softmax, the losses, logsumexp) cast float16 and
+bfloat16 operands up to float32 under a policy and return float32; every other op runs in the
+dtype of its inputs (and the reductions and norms of a low dtype accumulate in float32 anyway).
 
 A product is computed as tensor cores compute it: low-precision inputs, float32 accumulation,
 a low-precision output. On a GPU the array module runs it in the low dtype (cuBLAS accumulates
 in float32); on the CPU, where NumPy's float16 matrix product is a slow loop, gpugrad casts the
 low-precision inputs back to float32 (exactly), runs the float32 op and rounds its result to the
-low dtype: the same numbers, at float32's speed. Where a gpugrad tensor cannot hold bfloat16 yet
-(no ``ml_dtypes``, or a build without bfloat16 tensors), bfloat16 is emulated in float32
-storage: inputs and result are rounded to bfloat16's 8-bit significand (a Veltkamp split,
-recorded ops; the gradient passes through unrounded), and the result's dtype stays float32.
+low dtype once: the same numbers, at float32's speed. bfloat16 needs ``ml_dtypes`` (the
+``bfloat16`` extra); without it a bfloat16 policy raises DTypeError saying so.
 
 The state: a process-wide policy (:func:`set_policy`, as Keras' global policy) and, above it,
 the innermost :func:`autocast` of the current thread or task (a ``ContextVar``). The ops' hook
@@ -48,10 +46,9 @@ __all__ = ["Policy", "autocast", "set_policy", "global_policy", "compute_dtype",
            "FLOAT32_OPS", "POLICIES"]
 
 LOW_PRECISION_OPS = ("MatMul", "Dense", "Conv2D")  # the ops whose hook casts to the low dtype
-# torch.autocast's float32 list, in gpugrad's names: these are not cast down (their hook-less
-# forwards run in their inputs' dtype; give them float32 inputs)
-FLOAT32_OPS = ("Softmax", "LogSoftmax", "SoftmaxCrossEntropy", "SparseSoftmaxCrossEntropy", "Sum", "Mean",
-               "Exp", "Log", "Pow", "Norm", "BatchNorm", "LayerNorm", "Cumsum")
+# from torch.autocast's float32 list, the op types whose hook casts low operands up to float32 (and gg.mse,
+# made of square and mean, whose hook does the same)
+FLOAT32_OPS = ("Softmax", "LogSoftmax", "SoftmaxCrossEntropy", "SigmoidCrossEntropy", "LogSumExp")
 POLICIES = {"float32": None, "mixed_float16": "float16", "mixed_bfloat16": "bfloat16"}  # Keras' names
 
 _OFF = "off"  # autocast(enabled=False) above: no low dtype, whatever the global policy
@@ -83,6 +80,9 @@ def _low_dtype(dtype):
     if name in ("float16", "half"):
         return "float16"
     if name in ("bfloat16",):
+        if _bfloat16() is None:
+            raise DTypeError("autocast in bfloat16 needs ml_dtypes, which gives NumPy its bfloat16: "
+                             "pip install 'gpugrad[bfloat16]'")
         return "bfloat16"
     raise DTypeError(f"autocast runs ops in 'float16' or 'bfloat16', not {dtype!r}")
 

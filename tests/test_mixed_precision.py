@@ -4,6 +4,7 @@ import math
 import os
 import pickle
 import threading
+import sys
 
 import numpy as np
 import pytest
@@ -30,12 +31,10 @@ def test_autocast_matmul_dense_conv_round_inputs_and_output(low):
     xc, wc = _rng_variable((2, 3, 6, 6), 3), _rng_variable((4, 3, 3, 3), 4)
     with gg.autocast(low):
         y_mm, y_dense, y_conv = x @ w, gg.dense(x, w, b, activation="relu"), gg.conv2d(xc, wc, padding=1)
-    if low == "float16":
-        assert y_mm.dtype == y_dense.dtype == y_conv.dtype == np.float16
-        rnd = lambda a: a.astype(np.float16).astype(np.float32)  # noqa: E731
-    else:  # emulated in float32 storage while tensors cannot hold bfloat16
-        import ml_dtypes
-        rnd = lambda a: a.astype(ml_dtypes.bfloat16).astype(np.float32)  # noqa: E731
+    low_dtype = np.dtype(np.float16) if low == "float16" else np.dtype(pytest.importorskip(
+        "ml_dtypes", reason="bfloat16 needs ml_dtypes: pip install -e '.[bfloat16]'").bfloat16)
+    assert y_mm.dtype == y_dense.dtype == y_conv.dtype == low_dtype
+    rnd = lambda a: a.astype(low_dtype).astype(np.float32)  # noqa: E731
     # tensor cores' numbers: rounded inputs, a float32 product, a rounded output
     expect = rnd(rnd(x.numpy()) @ rnd(w.numpy()))
     np.testing.assert_array_equal(y_mm.numpy().astype(np.float32), expect)
@@ -265,3 +264,30 @@ def test_digits_low_precision_within_half_a_point(model):
             assert result.summary_dict()["loss_scale"]["skips"] == result.loss_scale["skips"]
         else:
             assert result.loss_scale is None
+
+
+@pytest.mark.parametrize("low", ["float16", "bfloat16"])
+def test_the_sensitive_ops_compute_in_float32_under_a_policy_and_in_their_dtype_without(low):
+    low_dtype = np.dtype(np.float16) if low == "float16" else np.dtype(pytest.importorskip(
+        "ml_dtypes", reason="bfloat16 needs ml_dtypes: pip install -e '.[bfloat16]'").bfloat16)
+    x = gg.tensor(np.linspace(-3, 3, 12).reshape(3, 4), dtype=low_dtype)
+    labels = gg.tensor([0, 3, 1])
+    ops = {"softmax": lambda: gg.softmax(x), "log_softmax": lambda: gg.log_softmax(x),
+           "softmax_cross_entropy": lambda: gg.softmax_cross_entropy(x, labels),
+           "sigmoid_cross_entropy": lambda: gg.sigmoid_cross_entropy(x, gg.ones((3, 4), dtype=low_dtype)),
+           "mse": lambda: gg.mse(x, gg.zeros((3, 4), dtype=low_dtype)), "logsumexp": lambda: gg.logsumexp(x)}
+    for name, op in ops.items():
+        assert op().dtype == low_dtype, name  # no policy: the input's dtype
+        with gg.autocast(low):
+            inside = op()
+        assert inside.dtype == np.float32, name
+        with gg.autocast(low, enabled=False):
+            assert op().dtype == low_dtype, name
+    with gg.autocast(low):  # a float32 operand is left as it is
+        assert gg.softmax(gg.cast(x, "float32")).dtype == np.float32
+
+
+def test_autocast_in_bfloat16_without_ml_dtypes_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ml_dtypes", None)
+    with pytest.raises(gg.DTypeError, match=r"gpugrad\[bfloat16\]"):
+        gg.autocast("bfloat16")

@@ -14,55 +14,23 @@ import numpy as np
 
 from .. import mixed_precision
 from ..backend import CPU
-from ..errors import DTypeError
 from ..tensor import Tensor
-from .arithmetic import multiply, subtract
 from .control import cast
 
-_storable: dict = {}  # low dtype name -> whether a gpugrad tensor can hold it
+def _low(low):
+    return mixed_precision._bfloat16() if low == "bfloat16" else np.dtype(np.float16)
 
 
-def _can_store(low):
-    ok = _storable.get(low)
-    if ok is None:
-        ok = low == "float16"
-        if not ok and mixed_precision._bfloat16() is not None:
-            try:
-                ok = cast(Tensor(np.zeros(1, np.float32)), mixed_precision._bfloat16()).dtype == mixed_precision._bfloat16()
-            except (DTypeError, TypeError, ValueError):
-                ok = False
-        _storable[low] = ok
-    return ok
-
-
-def _round_bfloat16(t):
-    """``t`` (float32) rounded to bfloat16's 8-bit significand, in float32, with recorded ops.
-
-    NOTE: Veltkamp's split (c = t (2^16 + 1), t - (c - t)... as hi = c - (c - t)) rounds to nearest;
-    a tie may round away from even, and |t| > 5e33 overflows (no activation is that large).
-    """
-    c = multiply(t, np.float32(65537.0))
-    return subtract(c, subtract(c, t))
-
-
-def _to_low(t, low, native, storable):
-    """Input ``t`` as the op computes it under ``low``: cast once; other dtypes as they are."""
+def _to_low(t, low, native):
+    """Input ``t`` as the op computes it under ``low``: cast once (and back to float32 on the CPU, where the
+    op computes in float32 as a tensor core accumulates); other dtypes as they are."""
     if not isinstance(t, Tensor):
         return t
     dtype = t._data.dtype
     if dtype.kind != "f" and dtype.name != "bfloat16" or dtype == np.float64:
         return t  # as torch.autocast: float64 and non-floats are not cast
-    if not storable:  # bfloat16 emulated in float32
-        return _round_bfloat16(t) if dtype == np.float32 else t
-    low_t = cast(t, mixed_precision._bfloat16() if low == "bfloat16" else np.float16)
+    low_t = cast(t, _low(low))
     return low_t if native else cast(low_t, np.float32)
-
-
-def _from_float32(y, low, storable):
-    """The float32 result of an emulated op, rounded to ``low``."""
-    if not storable:
-        return _round_bfloat16(y)
-    return cast(y, mixed_precision._bfloat16() if low == "bfloat16" else np.float16)
 
 
 def autocast_op(op, tensors, **attrs):
@@ -75,14 +43,36 @@ def autocast_op(op, tensors, **attrs):
     if low is None:
         return None
     first = next((t for t in tensors if isinstance(t, Tensor)), None)
-    storable = _can_store(low)
-    native = storable and first is not None and first._device is not CPU
+    native = first is not None and first._device is not CPU
     token = mixed_precision._autocast.set(mixed_precision._OFF)
     try:
-        inputs = [None if t is None else _to_low(t, low, native, storable) for t in tensors]
+        inputs = [None if t is None else _to_low(t, low, native) for t in tensors]
         out = op(*inputs, **attrs)
         if not native and out._data.dtype == np.float32:
-            out = _from_float32(out, low, storable)
+            out = cast(out, _low(low))  # the float32 result rounded once, as a tensor core stores it
         return out
     finally:
         mixed_precision._autocast.reset(token)
+
+
+def _is_low(t):
+    return isinstance(t, Tensor) and (t._data.dtype == np.float16 or t._data.dtype.name == "bfloat16")
+
+
+def float32_op(op, tensors, **attrs):
+    """``op(*tensors, **attrs)`` with its float16/bfloat16 operands cast to float32 (recorded casts), when a
+    policy is on; None when none is, or no operand is low (the op runs as it is).
+
+    The hook of :data:`gpugrad.mixed_precision.FLOAT32_OPS`, the numerically sensitive ops that
+    torch.autocast runs in float32: softmax and log-softmax, the losses, layer norm, logsumexp.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> with gg.autocast("float16"):
+        ...     gg.softmax(gg.ones((2,), dtype="float16")).dtype
+        dtype('float32')
+    """
+    if mixed_precision.compute_dtype() is None or not any(_is_low(t) for t in tensors):
+        return None
+    return op(*[cast(t, np.float32) if _is_low(t) else t for t in tensors], **attrs)
+

@@ -19,8 +19,10 @@ import numpy as np
 
 from ..backend import CPU, cpu_fast
 from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
+from .. import mixed_precision as _mp
 from ..registry import RegisterGradient
 from ..tensor import Tensor, ensure_tensor
+from . import _autocast
 from .activations import relu_array, sigmoid
 from .arithmetic import multiply, subtract
 from .base import binary, elementwise, emit, public_ops, same_device, unary
@@ -84,6 +86,8 @@ def softmax(x: TensorLike, axis: Axis = -1) -> Tensor:
         >>> gg.softmax(gg.tensor([1000.0, 1000.0])).numpy().tolist()
         [0.5, 0.5]
     """
+    if _mp.active and (out := _autocast.float32_op(softmax, (x,), axis=axis)) is not None:
+        return out
     x = unary(x)
     axes = _axes(x, axis, "Softmax")
     return emit("Softmax", softmax_array(x._device, x._data, axes), x._device, (x,), {"axes": axes})
@@ -114,6 +118,8 @@ def log_softmax(x: TensorLike, axis: Axis = -1) -> Tensor:
         >>> [round(v, 4) for v in gg.log_softmax(gg.tensor([0.0, 0.0])).numpy().tolist()]
         [-0.6931, -0.6931]
     """
+    if _mp.active and (out := _autocast.float32_op(log_softmax, (x,), axis=axis)) is not None:
+        return out
     x = unary(x)
     axes = _axes(x, axis, "LogSoftmax")
     xp = x._device.xp
@@ -184,6 +190,8 @@ def softmax_cross_entropy(logits: TensorLike, labels: TensorLike, reduction: str
         >>> round(gg.softmax_cross_entropy(logits, [0, 1]).item(), 4)
         0.41
     """
+    if _mp.active and (out := _autocast.float32_op(softmax_cross_entropy, (logits, labels), reduction=reduction)) is not None:
+        return out
     _check_reduction(reduction, "softmax_cross_entropy")
     logits = unary(logits)
     if logits.ndim == 0:
@@ -308,6 +316,8 @@ def sigmoid_cross_entropy(logits: TensorLike, targets: TensorLike, reduction: st
         ...     print(str(e).split(", got ")[1].split(";")[0])
         logits of shape (2, 1) and targets of shape (2,)
     """
+    if _mp.active and (out := _autocast.float32_op(sigmoid_cross_entropy, (logits, targets), reduction=reduction)) is not None:
+        return out
     _check_reduction(reduction, "sigmoid_cross_entropy")
     x, z = binary(logits, targets, "SigmoidCrossEntropy")
     if x._data.shape != z._data.shape and not isinstance(targets, _NUMBERS):
@@ -347,6 +357,8 @@ def mse(pred: TensorLike, target: TensorLike, reduction: str = "mean") -> Tensor
         ...     print(str(e).split("; ")[0])
         op 'mse' needs pred and target of one shape, got pred of shape (2, 1) and target of shape (2,)
     """
+    if _mp.active and (out := _autocast.float32_op(mse, (pred, target), reduction=reduction)) is not None:
+        return out
     _check_reduction(reduction, "mse")
     if not isinstance(target, _NUMBERS):
         if pred.__class__ is not Tensor or target.__class__ is not Tensor:

@@ -18,11 +18,13 @@ import numpy as np
 from ..backend import CPU, cpu_fast
 from ..errors import ShapeError
 from ..registry import NotDifferentiable, RegisterGradient
+from . import _autocast
 from .arithmetic import multiply, where
 from .base import emit, float_dtype_of, public_ops, unary
 from .math import exp, reciprocal
 from .shape import broadcast_to, reshape
 from .. import _dtypes as _dt
+from .. import mixed_precision as _mp
 
 if TYPE_CHECKING:
     from .._typing import Axis, Shape, TensorLike
@@ -328,6 +330,8 @@ def logsumexp(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tenso
         >>> round(gg.logsumexp(gg.tensor([1000.0, 1000.0])).item(), 2)
         1000.69
     """
+    if _mp.active and (out := _autocast.float32_op(logsumexp, (x,), axis=axis, keepdims=keepdims)) is not None:
+        return out
     x = unary(x)
     axes = normalize_axis(axis, x.ndim)
     xp = x._device.xp
