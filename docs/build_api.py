@@ -35,8 +35,21 @@ def build(output_directory, modules=("gpugrad",)):
         import pdoc.render
 
         pdoc.render.configure(docformat="google")
+        _materialise_lazy_names(modules)
         pdoc.pdoc(*modules, output_directory=Path(output_directory))
     return list(caught)
+
+
+def _materialise_lazy_names(modules):
+    """Put the names a module gives through its ``__getattr__`` (``gg.bfloat16``, which imports ml_dtypes
+    on first use) into its namespace, so pdoc, which reads the namespace, finds every name of ``__all__``."""
+    import importlib
+    for name in modules:
+        module = importlib.import_module(name)
+        if hasattr(module, "__getattr__"):
+            for member in getattr(module, "__all__", ()):
+                if member not in vars(module):
+                    setattr(module, member, getattr(module, member))
 
 
 def main(argv=None):

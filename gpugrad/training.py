@@ -11,6 +11,7 @@ Example:
 import dataclasses
 import sys
 import time
+from typing import Optional
 
 import numpy as np
 
@@ -48,7 +49,7 @@ class TrainResult:
     seed: int = 0
     ranks: int = 1
     precision: str = "float32"
-    loss_scale: dict = None  # mixed16: the LossScaleOptimizer's final scale, skips, growths, history
+    loss_scale: Optional[dict] = None  # mixed16: the LossScaleOptimizer's final scale, skips, growths, history
 
     @property
     def where(self):

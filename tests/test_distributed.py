@@ -375,3 +375,29 @@ def test_gpu_tensors_reduce_over_nccl_and_ranks_train_to_identical_weights():
         pytest.skip("NCCL refuses two ranks on one GPU here (ncclInvalidUsage: Duplicate GPU detected)")
     assert code == 0, err[-3000:]
     assert out.count("nccl ok") == 2
+
+
+@needs_mpi
+def test_a_loss_scale_optimizer_under_the_distributed_one_scales_and_gives_the_unscaled_bits():
+    code, out, err = run_ranks(2, """
+        import numpy as np, gpugrad as gg
+        world = gg.distributed.init()
+        rng = np.random.default_rng(world.rank)
+        x, y = gg.tensor(rng.standard_normal((8, 4)).astype(np.float32)), gg.tensor(rng.integers(0, 3, 8))
+        results = []
+        for scaled in (False, True):
+            model = gg.nn.Dense(4, 3, seed=1)
+            inner = gg.optimizers.SGD(0.1, momentum=0.9)
+            if scaled:
+                inner = gg.optimizers.LossScaleOptimizer(inner, initial_scale=2.0 ** 10, growth_interval=2)
+            opt = gg.distributed.DistributedOptimizer(inner)
+            for _ in range(3):
+                opt.minimize(lambda: gg.softmax_cross_entropy(model(x), y), model.trainable_variables)
+            results.append(np.concatenate([v.numpy().ravel() for v in model.trainable_variables]))
+        # scaling by a power of two and back is exact: the same bits, and the scale grew once
+        assert results[0].tobytes() == results[1].tobytes()
+        assert inner.loss_scale == 2.0 ** 11 and inner.counter == 1
+        print("scaled ok")
+    """)
+    assert code == 0, err[-3000:]
+    assert out.count("scaled ok") == 2

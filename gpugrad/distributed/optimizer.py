@@ -24,6 +24,8 @@ Example:
     >>> w.numpy().tolist()
     [0.0, 0.0]
 """
+import contextlib
+
 import numpy as np
 
 from .. import _nest as nest
@@ -195,21 +197,32 @@ class DistributedOptimizer:
     def _tape(self, tape):
         return DistributedGradientTape(tape, self.bucket_bytes)
 
+    @contextlib.contextmanager
+    def _averaging(self):
+        """While inside, the wrapped optimizer computes its gradients under the averaging tape."""
+        inner = self.optimizer
+        previous, inner._tape_wrapper = inner._tape_wrapper, self._tape
+        try:
+            yield inner
+        finally:
+            inner._tape_wrapper = previous
+
     def compute_gradients(self, loss_fn, var_list=None):
         """The optimizer's ``(grad, var)`` pairs of ``loss_fn()``, each gradient averaged across the ranks
         (reduced while the sweep goes on)."""
-        return self.optimizer._loss_and_gradients(loss_fn, var_list, wrap_tape=self._tape)[1]
+        with self._averaging() as inner:
+            return inner.compute_gradients(loss_fn, var_list)
 
     def apply_gradients(self, grads_and_vars):
         """Average the gradients across the ranks, then apply them."""
         self.optimizer.apply_gradients(average_gradients(grads_and_vars, self.bucket_bytes))
 
     def minimize(self, loss_fn, var_list=None):
-        """Compute the gradients of ``loss_fn()``, averaging them across the ranks while the sweep goes on,
-        and apply them; returns this rank's loss."""
-        loss, pairs = self.optimizer._loss_and_gradients(loss_fn, var_list, wrap_tape=self._tape)
-        self.optimizer.apply_gradients(pairs)
-        return loss
+        """The wrapped optimizer's ``minimize`` with the gradients averaged across the ranks while the sweep
+        goes on (a LossScaleOptimizer scales the loss, then unscales and checks the averaged gradients, so
+        every rank skips the same steps); returns this rank's loss."""
+        with self._averaging() as inner:
+            return inner.minimize(loss_fn, var_list)
 
     def __getattr__(self, name):
         return getattr(self.optimizer, name)

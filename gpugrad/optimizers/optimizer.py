@@ -85,6 +85,9 @@ class Optimizer:
             (Keras' ``global_clipnorm``, PyTorch's ``clip_grad_norm_``).
     """
 
+    # while gg.distributed's optimizer runs this one: the tape that averages the gradients over the ranks
+    _tape_wrapper: Callable[[GradientTape], Any] | None = None
+
     def __init__(self, learning_rate: LearningRate, weight_decay: float = 0.0, clipnorm: float | None = None,
                  global_clipnorm: float | None = None, name: str | None = None) -> None:
         self._learning_rate = check_learning_rate(learning_rate)
@@ -143,6 +146,7 @@ class Optimizer:
             for v in var_list:
                 if not isinstance(v, Variable):
                     raise TypeError(f"var_list holds Variables, not {type(v).__name__}")
+        wrap_tape = wrap_tape or self._tape_wrapper
         tape = GradientTape() if wrap_tape is None else wrap_tape(GradientTape())
         with tape:
             if var_list is not None:
