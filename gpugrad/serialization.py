@@ -46,6 +46,7 @@ import zlib
 
 import numpy as np
 
+from . import _dtypes
 from .errors import CheckpointError, DTypeError, ShapeError
 from .tensor import Variable
 
@@ -136,6 +137,11 @@ def save(path, module_or_variables, optimizer=None, random_state=False):
         meta["random"] = _random.get_state()
     if optimizer is not None:
         meta["optimizer"] = _optimizer_state(path, optimizer, named, arrays)
+    bits = sorted(key for key, value in arrays.items() if value.dtype.name == "bfloat16")
+    if bits:  # .npy has no bfloat16 (it would read back as raw void): its bits go as uint16, named here
+        meta["bfloat16"] = bits
+        for key in bits:
+            arrays[key] = arrays[key].view(np.uint16)
     if meta:
         arrays[META_KEY] = np.frombuffer(json.dumps({"format": FORMAT, **meta}).encode(), np.uint8)
     path = os.fspath(path)
@@ -358,6 +364,10 @@ def _read(path):
             raise bad(f"its {META_KEY!r} entry is not gpugrad's ({exc})", exc) from None
         if meta["format"] > FORMAT:
             raise bad(f"written in format {meta['format']} by a newer gpugrad; this one reads up to {FORMAT}")
+    for key in meta.get("bfloat16", ()):
+        if key not in stored or stored[key].dtype != np.uint16:
+            raise bad(f"its {META_KEY!r} entry names {key!r} as bfloat16 bits, but the file holds no such uint16 array")
+        stored[key] = stored[key].view(_dtypes.bfloat16())  # DTypeError naming the extra without ml_dtypes
     return stored, meta
 
 

@@ -283,3 +283,19 @@ def test_metadata_from_a_newer_gpugrad_is_refused_by_name(tmp_path):
     np.savez(path, **{"w": np.ones(2), "__gpugrad__": meta})
     with pytest.raises(gg.CheckpointError, match="format 99 by a newer gpugrad"):
         gg.load(path)
+
+
+def test_bfloat16_variables_and_their_slots_round_trip_to_the_bit(tmp_path):
+    pytest.importorskip("ml_dtypes", reason="bfloat16 needs ml_dtypes: pip install -e '.[bfloat16]'")
+    w = gg.Variable(np.linspace(-3, 3, 7), dtype="bfloat16", name="w")
+    opt = gg.optimizers.Adam(0.1)
+    opt.minimize(lambda: gg.sum(gg.square(w)), [w])
+    path = tmp_path / "bf16.npz"
+    gg.save(path, [w], optimizer=opt)
+    w2, opt2 = gg.Variable(np.zeros(7), dtype="bfloat16", name="w"), gg.optimizers.Adam(0.1)
+    gg.load(path, [w2], optimizer=opt2)
+    assert w2.dtype == w.dtype and w2.numpy().tobytes() == w.numpy().tobytes()
+    for slot in ("m", "v"):
+        a, b = opt.get_slot(w, slot), opt2.get_slot(w2, slot)
+        assert a.dtype == b.dtype and a.numpy().tobytes() == b.numpy().tobytes()
+    assert gg.load(path)["0"].dtype.name == "bfloat16"  # without a target too

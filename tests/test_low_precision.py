@@ -170,3 +170,26 @@ def test_a_decomposition_refuses_the_low_dtype_naming_op_and_dtype(dtype_name):
     a = gg.eye(3, dtype=dtype_name)
     with pytest.raises(gg.DTypeError, match=f"op 'MatrixInverse' cannot take dtype {dtype_name}"):
         gg.linalg.inv(a)
+
+
+OPTIMIZERS = {"SGD": lambda: gg.optimizers.SGD(0.1), "SGD-nesterov": lambda: gg.optimizers.SGD(0.1, 0.9, nesterov=True),
+              "Adam": lambda: gg.optimizers.Adam(0.05), "AdamW": lambda: gg.optimizers.AdamW(0.05),
+              "RMSProp": lambda: gg.optimizers.RMSProp(0.01), "AdaGrad": lambda: gg.optimizers.AdaGrad(0.1)}
+
+
+@pytest.mark.parametrize("device", device_params())
+@pytest.mark.parametrize("dtype_name", DTYPE_PARAMS)
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+def test_every_optimizer_updates_low_precision_variables_in_their_dtype(name, dtype_name, device):
+    """PyTorch's optimizers update float16 and bfloat16 parameters; so do these, within 2 eps of float32's."""
+    trajectories = {}
+    for dtype in (dtype_name, "float32"):
+        w = gg.Variable(np.linspace(-1, 1, 5), dtype=dtype, device=device)
+        opt = OPTIMIZERS[name]()
+        for _ in range(5):
+            opt.minimize(lambda: gg.sum(w * w), [w])
+        trajectories[dtype] = w
+    low = trajectories[dtype_name]
+    assert low.dtype.name == dtype_name and low.device.startswith(device)
+    error = np.abs(low.numpy().astype(np.float32) - trajectories["float32"].numpy()).max()
+    assert error <= 2 * EPS[dtype_name], error

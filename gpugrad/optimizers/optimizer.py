@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 from ..backend import CPU
 from ..errors import DeviceError, DTypeError, ShapeError
 from .. import _donation
+from .. import _dtypes as _dt
 from ..tape import GradientTape
 from ..tensor import Tensor, Variable, ensure_tensor
 from .clipping import _check_max_norm, clip_by_global_norm
@@ -284,7 +285,7 @@ class Optimizer:
         if grad._data.dtype != var._data.dtype:
             raise DTypeError(f"{self.name}: the gradient of {label} has dtype {grad.dtype} "
                              f"but the variable has dtype {var.dtype}")
-        if var._data.dtype.kind != "f":
+        if not _dt.floating(var._data.dtype):
             raise DTypeError(f"{self.name}: cannot update {label} of dtype {var.dtype}; "
                              f"optimizers update floating-point variables")
         return grad
