@@ -10,7 +10,7 @@ same bits.
 
 The signature: the shape, dtype, memory layout (strides) and device of each tensor argument, and
 which arguments are one tensor; the value of every other argument (Python numbers, strings, ``None``; any other object
-by identity); the default device. Variables are captured by reference: a replay reads and updates them where they
+by identity); the default device; the precision policy (``gg.autocast``). Variables are captured by reference: a replay reads and updates them where they
 live, so a variable assigned between calls is seen by the next one.
 
 What a trace follows, and what it does not (as ``tf.function``):
@@ -55,6 +55,7 @@ from ._recorder import _thread_stack
 from ._tracing import state
 from ._tracing.capture import Capture, Untraceable
 from ._tracing.plan import compile_plan
+from . import mixed_precision as _mp
 from .backend import _current_default
 from .tensor import Tensor, Variable
 
@@ -175,7 +176,8 @@ class Function:
                 aliases.append(k)
             else:
                 parts.append(_key(x))
-        signature = (tuple(parts), _current_default().name, tuple(aliases))
+        signature = (tuple(parts), _current_default().name, tuple(aliases),
+                     _mp.compute_dtype() if _mp.active else None)  # a policy changes what the ops compute
         with self._lock:
             trace = self._traces.get(signature)
             if trace is not None and trace.plan is not None and not trace.plan.bound_to_variables():

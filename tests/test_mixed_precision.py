@@ -291,3 +291,15 @@ def test_autocast_in_bfloat16_without_ml_dtypes_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "ml_dtypes", None)
     with pytest.raises(gg.DTypeError, match=r"gpugrad\[bfloat16\]"):
         gg.autocast("bfloat16")
+
+
+def test_a_traced_function_traces_again_under_another_policy():
+    w = _rng_variable((3, 2), 1)
+    f = gg.function(lambda x: x @ w)
+    x = gg.ones((2, 3))
+    plain = f(x)
+    with gg.autocast("float16"):
+        low = f(x)
+        assert f(x).dtype == np.float16
+    assert plain.dtype == np.float32 and low.dtype == np.float16 and f.trace_count == 2
+    assert f(x).dtype == np.float32 and f.trace_count == 2
