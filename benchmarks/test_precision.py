@@ -1,4 +1,5 @@
-"""One training step per precision: the W4-style MLP (64-256-256-10, batch 64, Adam) and the digits CNN.
+"""One training step per precision: W4 (MLP 512-1024-1024-10, batch 256), the digits MLP (64-256-256-10,
+batch 64) and the digits CNN (batch 64), each with Adam.
 
 Rows: float32, mixed16 (``gg.autocast("float16")`` + ``LossScaleOptimizer``) and bf16
 (``gg.autocast("bfloat16")``), each through ``gg.function`` with the autocast block around the call,
@@ -13,6 +14,7 @@ import contextlib
 import inspect
 import textwrap
 
+import numpy as np
 import pytest
 
 import gpugrad as gg
@@ -25,14 +27,28 @@ PRECISIONS = {"float32": None, "mixed16": "float16", "bf16": "bfloat16"}
 ROUNDS, WARMUP = 20, 3
 
 
+def _w4(device):
+    """The W4 network and one batch of 256 random rows."""
+    rng = np.random.default_rng(0)
+    with gg.device(device):
+        net = gg.nn.Sequential(gg.nn.Dense(512, 1024, activation="relu", seed=1),
+                               gg.nn.Dense(1024, 1024, activation="relu", seed=2), gg.nn.Dense(1024, 10, seed=3))
+        xb = gg.tensor(rng.standard_normal((256, 512)).astype(np.float32))
+        yb = gg.tensor(rng.integers(0, 10, 256))
+    return net, xb, yb
+
+
 def _step(model_name, precision, device):
-    net = build_model(model_name, seed=0, device=device)
+    if model_name == "w4":
+        net, xb, yb = _w4(device)
+    else:
+        net = build_model(model_name, seed=0, device=device)
+        x_train, y_train, _, _ = standardized_digits(model_name == "mlp", device)
+        xb, yb = x_train[:64], y_train[:64]
     opt = gg.optimizers.Adam(1e-3)
     if precision == "mixed16":
         opt = gg.optimizers.LossScaleOptimizer(opt)
     low = PRECISIONS[precision]
-    x_train, y_train, _, _ = standardized_digits(model_name == "mlp", device)
-    xb, yb = x_train[:64], y_train[:64]
     variables = net.trainable_variables
     logits = (lambda x: gg.cast(net(x), "float32")) if low else net
 
@@ -50,11 +66,12 @@ def _step(model_name, precision, device):
 
 @pytest.mark.parametrize("precision", list(PRECISIONS))
 @pytest.mark.parametrize("device", device_params())
-@pytest.mark.parametrize("model_name", ["mlp", "cnn"])
+@pytest.mark.parametrize("model_name", ["w4", "mlp", "cnn"])
 def test_training_step_per_precision(benchmark, model_name, precision, device):
-    benchmark.group = f"training step per precision ({model_name}, batch 64, Adam)"
+    batch = 256 if model_name == "w4" else 64
+    benchmark.group = f"training step per precision ({model_name}, batch {batch}, Adam)"
     call = _step(model_name, precision, device)
-    loss = run(benchmark, call, workload=f"{'W4' if model_name == 'mlp' else 'CNN'} {precision}", impl="gpugrad-function",
+    loss = run(benchmark, call, workload=f"{model_name.upper()} {precision}", impl="gpugrad-function",
                device=device, rounds=ROUNDS, warmup_rounds=WARMUP)
     assert loss.item() == loss.item()  # finite and read back
 
