@@ -137,7 +137,7 @@ def save(path, module_or_variables, optimizer=None, random_state=False):
         meta["random"] = _random.get_state()
     if optimizer is not None:
         meta["optimizer"] = _optimizer_state(path, optimizer, named, arrays)
-    bits = sorted(key for key, value in arrays.items() if value.dtype.name == "bfloat16")
+    bits = sorted(key for key, value in arrays.items() if _dtypes.is_bfloat16(value.dtype))
     if bits:  # .npy has no bfloat16 (it would read back as raw void): its bits go as uint16, named here
         meta["bfloat16"] = bits
         for key in bits:

@@ -49,11 +49,22 @@ def device_params():
     return params
 
 
+# Doctests whose examples show bfloat16, which needs the optional ml_dtypes (the bfloat16 extra)
+DOCTESTS_NEEDING_ML_DTYPES = {"gpugrad._dtypes.bfloat16", "gpugrad._dtypes.resolve", "gpugrad._tools.kernelcheck.host",
+                              "gpugrad.backend.kernel_source.KernelSource.bindings",
+                              "gpugrad.mixed_precision.compute_dtype"}
+HAVE_ML_DTYPES = importlib.util.find_spec("ml_dtypes") is not None
+
+
 def pytest_collection_modifyitems(config, items):
     skip = pytest.mark.skip(reason="no usable CUDA GPU on this machine (gg.devices() lists only the CPU)")
+    no_bfloat16 = pytest.mark.skip(reason="its example shows bfloat16, which needs ml_dtypes: pip install -e "
+                                          "'.[bfloat16]'")
     for item in items:
         if item.get_closest_marker("gpu") is not None and not GPU_PRESENT:
             item.add_marker(skip)
+        if not HAVE_ML_DTYPES and isinstance(item, pytest.DoctestItem) and item.name in DOCTESTS_NEEDING_ML_DTYPES:
+            item.add_marker(no_bfloat16)
 
 
 # --------------------------------------------------------------------------- helpers several test modules use

@@ -1,10 +1,11 @@
 """gg.autocast / gg.mixed_precision and gg.optimizers.LossScaleOptimizer (issue 19)."""
 import copy
+import importlib.util
 import math
 import os
 import pickle
-import threading
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -19,13 +20,18 @@ def _float32_policy():
     gg.mixed_precision.set_policy("float32")
 
 
+HAVE_ML_DTYPES = importlib.util.find_spec("ml_dtypes") is not None
+NO_ML_DTYPES = "bfloat16 needs ml_dtypes: pip install -e '.[bfloat16]'"
+LOWS = ["float16", pytest.param("bfloat16", marks=pytest.mark.skipif(not HAVE_ML_DTYPES, reason=NO_ML_DTYPES))]
+
+
 def _rng_variable(shape, seed):
     return gg.Variable(np.random.default_rng(seed).standard_normal(shape).astype(np.float32))
 
 
 # --- the policy ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("low", ["float16", "bfloat16"])
+@pytest.mark.parametrize("low", LOWS)
 def test_autocast_matmul_dense_conv_round_inputs_and_output(low):
     x, w, b = _rng_variable((5, 7), 0), _rng_variable((7, 3), 1), _rng_variable((3,), 2)
     xc, wc = _rng_variable((2, 3, 6, 6), 3), _rng_variable((4, 3, 3, 3), 4)
@@ -45,7 +51,7 @@ def test_autocast_matmul_dense_conv_round_inputs_and_output(low):
     assert not np.array_equal(y_conv.numpy().astype(np.float32), f32)  # it did round
 
 
-@pytest.mark.parametrize("low", ["float16", "bfloat16"])
+@pytest.mark.parametrize("low", LOWS)
 def test_gradients_flow_back_in_float32_to_the_variables(low):
     x, w, b = _rng_variable((4, 6), 0), _rng_variable((6, 3), 1), _rng_variable((3,), 2)
     with gg.autocast(low):
@@ -256,7 +262,7 @@ def test_bad_arguments():
 def test_digits_low_precision_within_half_a_point(model):
     from gpugrad.training import train
     ref = train(model, device="cpu", progress=False)
-    for precision in ("mixed16", "bf16"):
+    for precision in ("mixed16", "bf16") if HAVE_ML_DTYPES else ("mixed16",):
         result = train(model, device="cpu", progress=False, precision=precision)
         assert abs(result.test_accuracy - ref.test_accuracy) <= 0.005, (precision, result.summary())
         if precision == "mixed16":
@@ -266,7 +272,7 @@ def test_digits_low_precision_within_half_a_point(model):
             assert result.loss_scale is None
 
 
-@pytest.mark.parametrize("low", ["float16", "bfloat16"])
+@pytest.mark.parametrize("low", LOWS)
 def test_the_sensitive_ops_compute_in_float32_under_a_policy_and_in_their_dtype_without(low):
     low_dtype = np.dtype(np.float16) if low == "float16" else np.dtype(pytest.importorskip(
         "ml_dtypes", reason="bfloat16 needs ml_dtypes: pip install -e '.[bfloat16]'").bfloat16)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
+from .. import _dtypes as _dt
 from .. import ops
 from ..tensor import Variable
 from . import init as _init
@@ -80,7 +81,7 @@ def float_dtype(dtype, layer):
         dtype = np.dtype(dtype if dtype is not None else np.float32)
     except TypeError:
         raise TypeError(f"{layer}: dtype {dtype!r} is not a dtype") from None
-    if dtype.kind != "f" and dtype.name != "bfloat16":
+    if not _dt.floating(dtype):
         raise TypeError(f"{layer}: weights are floats, not {dtype} (pass dtype='float32' or 'float64')")
     return dtype
 

@@ -13,6 +13,7 @@ Example:
 import numpy as np
 
 from .. import mixed_precision
+from .. import _dtypes as _dt
 from ..backend import CPU
 from ..tensor import Tensor
 from .control import cast
@@ -27,7 +28,7 @@ def _to_low(t, low, native):
     if not isinstance(t, Tensor):
         return t
     dtype = t._data.dtype
-    if dtype.kind != "f" and dtype.name != "bfloat16" or dtype == np.float64:
+    if dtype.kind != "f" and not _dt.is_bfloat16(dtype) or dtype == np.float64:
         return t  # as torch.autocast: float64 and non-floats are not cast
     low_t = cast(t, _low(low))
     return low_t if native else cast(low_t, np.float32)
@@ -56,7 +57,7 @@ def autocast_op(op, tensors, **attrs):
 
 
 def _is_low(t):
-    return isinstance(t, Tensor) and (t._data.dtype == np.float16 or t._data.dtype.name == "bfloat16")
+    return isinstance(t, Tensor) and _dt.is_low(t._data.dtype)
 
 
 def float32_op(op, tensors, **attrs):

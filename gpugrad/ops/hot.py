@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import functools
 import linecache
 import types
 from typing import Any, Callable, Optional
@@ -152,12 +151,6 @@ def unfused_ops(expression):
                or (isinstance(n, ast.UnaryOp) and not isinstance(n.operand, ast.Constant)) for n in nodes)
 
 
-@functools.lru_cache(maxsize=None)
-def _kernel_takes(name, dtype_name):
-    """Whether ``kernels/<name>.cu`` declares ``dtype_name``; one that does not runs as ``xp`` array ops."""
-    return dtype_name in dict(kernel_source.load(name).dtypes).get("T", ())
-
-
 def _run(h, tensors, params):
     """Compute hot gradient ``h`` of ``tensors`` (dy last) and record it."""
     dev = tensors[0]._device
@@ -173,10 +166,7 @@ def _run(h, tensors, params):
                 data = cpu_fast.run(h.cpu, arrays, h.cost, arrays[-1], params)  # dy's buffer is free: into it
             else:
                 data = cpu_fast.run(h.cpu, arrays, h.cost, None, params)
-        elif not _kernel_takes(h.name, arrays[0].dtype.name):  # bfloat16 where its kernel declares none
-            data = h.unfused(dev.xp, arrays, params or {})
-            data = data[0] if len(data) == 1 else data
-        else:
+        else:  # every kernel declares float16 and bfloat16 (the bfloat16 variants where ml_dtypes is installed)
             data = dev.backend.fused(h.name, *arrays, **(params or {}))
     except ValueError:
         raise broadcast_error(h.op_type, *tensors) from None

@@ -206,7 +206,7 @@ def getitem_grad(dy: TensorLike, key: Any, shape: Shape, accumulate: bool = True
         z[key] = dy._data
     elif dev is CPU:
         _scatter_add_cpu(z, key, dy._data)
-    elif z.dtype.name == "bfloat16":  # cupy.add.at takes no bfloat16: added up in float32
+    elif _dt.is_bfloat16(z.dtype):  # cupy.add.at takes no bfloat16: added up in float32
         wide = _dt.wide(z)
         dev.xp.add.at(wide, key, _dt.wide(dy._data))
         z = _dt.narrow(wide, z)

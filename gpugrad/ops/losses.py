@@ -27,7 +27,6 @@ from .activations import relu_array, sigmoid
 from .arithmetic import multiply, subtract
 from .base import binary, elementwise, emit, public_ops, same_device, unary
 from .math import exp, square
-from .hot import _kernel_takes
 from .reductions import mean, mean_data, normalize_axis, sum, sum_data
 from .shape import reshape
 
@@ -267,9 +266,6 @@ def softmax_cross_entropy_grad(probs: TensorLike, labels: TensorLike, dy: Tensor
                          f"{dy.shape}")
     if dev is CPU:
         data = _softmax_cross_entropy_grad_cpu(probs._data, labels._data, dy._data)
-    elif not _kernel_takes("softmax_cross_entropy_grad", probs.dtype.name):  # bfloat16 with no kernel: array ops
-        rows_dy = dev.xp.broadcast_to(dy._data, labels.shape) if dy._data.ndim == 0 else dy._data
-        data = _softmax_cross_entropy_grad_cpu(probs._data, labels._data, rows_dy, dev.xp)
     else:  # the kernel reads probs by flat index and labels, dy by row
         xp = dev.xp
         rows_dy = xp.broadcast_to(dy._data, labels.shape) if dy._data.ndim == 0 else dy._data
