@@ -102,6 +102,27 @@ class LossScaleOptimizer(Optimizer):
         self.optimizer._import_slots(entries)
 
     @property
+    def inner_optimizer(self):
+        """TensorFlow's name for the wrapped optimizer (:attr:`optimizer`)."""
+        return self.optimizer
+
+    @property
+    def dynamic_growth_steps(self):
+        """TensorFlow's name for :attr:`growth_interval`.
+
+        Example:
+            >>> import gpugrad as gg
+            >>> gg.optimizers.LossScaleOptimizer(gg.optimizers.SGD(0.1), growth_interval=8).dynamic_growth_steps
+            8
+        """
+        return self.growth_interval
+
+    @property
+    def dynamic_counter(self):
+        """TensorFlow's name for :attr:`counter`: the finite steps since the scale last moved."""
+        return self.counter
+
+    @property
     def skipped_steps(self):
         """How many updates were skipped for a non-finite gradient."""
         return sum(1 for _, kind, _ in self.history if kind == "skip")
