@@ -11,6 +11,7 @@ from rounded inputs); on a GPU they show the tensor cores' speed.
 function compiled without its hook line, in one process, interleaved.
 """
 import contextlib
+import importlib.util
 import inspect
 import textwrap
 
@@ -64,7 +65,10 @@ def _step(model_name, precision, device):
     return call
 
 
-@pytest.mark.parametrize("precision", list(PRECISIONS))
+@pytest.mark.parametrize("precision", [
+    pytest.param(p, marks=pytest.mark.skipif(p == "bf16" and importlib.util.find_spec("ml_dtypes") is None,
+                                             reason="bfloat16 needs ml_dtypes: pip install -e '.[bfloat16]'"))
+    for p in PRECISIONS])
 @pytest.mark.parametrize("device", device_params())
 @pytest.mark.parametrize("model_name", ["w4", "mlp", "cnn"])
 def test_training_step_per_precision(benchmark, model_name, precision, device):
