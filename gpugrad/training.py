@@ -192,7 +192,9 @@ def train(model="mlp", epochs=None, batch_size=None, lr=None, optimizer=None, de
     dev = backend.get_device(device)
     net = build_model(model, seed, dev)
     opt = build_optimizer(settings["optimizer"], settings["lr"])
-    scaler = opt = optimizers.LossScaleOptimizer(opt) if scaled else opt
+    if scaled:
+        opt = optimizers.LossScaleOptimizer(opt)
+    scaler = opt if scaled else None
     policy = (lambda: mixed_precision.autocast(low)) if low else contextlib.nullcontext
     logits = (lambda x: cast(net(x), "float32")) if low else net
     flat = model == "mlp"
@@ -238,13 +240,10 @@ def train(model="mlp", epochs=None, batch_size=None, lr=None, optimizer=None, de
     bar.close()
     with policy():
         train_accuracy, test_accuracy = accuracy(net, x_train, y_train), accuracy(net, x_test, y_test)
-    history = None
-    if scaled:
-        history = {"scale": scaler.loss_scale, "skips": scaler.skipped_steps, "growths": scaler.growths,
-                   "history": [list(h) for h in scaler.history]}
+    loss_scale = scaler.report() if scaler is not None else None
     result = TrainResult(model, dev.name, settings["epochs"], steps, final_loss, train_accuracy, test_accuracy,
                          seconds, x_train.shape[0] * settings["epochs"] / seconds, eager, seed, world.size,
-                         precision, history)
+                         precision, loss_scale)
     if save and world.rank == 0:
         from .serialization import save as save_weights
 

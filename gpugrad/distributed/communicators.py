@@ -65,6 +65,32 @@ def wait(request, what, world):
             time.sleep(1e-3)
 
 
+class _MPIPending:
+    """A non-blocking MPI sum: ``wait()`` (under the world's timeout) before reading its buffer."""
+
+    def __init__(self, request, world):
+        self.request, self.world = request, world
+
+    def wait(self):
+        wait(self.request, "the gradients' allreduce", self.world)
+
+    def test(self):
+        return self.request.Test()
+
+
+class _NCCLPending:
+    """An NCCL sum on the side stream: ``wait()`` makes the ``current`` stream wait for it (no host wait)."""
+
+    def __init__(self, current, reduced):
+        self.current, self.reduced = current, reduced
+
+    def wait(self):
+        self.current.wait_event(self.reduced)  # what the current stream runs next sees the sum
+
+    def test(self):
+        return self.reduced.done
+
+
 class MPICommunicator:
     """NumPy arrays over the world's MPI communicator (a duplicate of ``COMM_WORLD``)."""
 
@@ -77,16 +103,7 @@ class MPICommunicator:
              "allreduce", self.world)
 
     def start_sum_(self, flat):
-        request = self.comm.Iallreduce(self.MPI.IN_PLACE, flat, op=self.MPI.SUM)
-        world = self.world
-
-        class Pending:
-            def wait(self):
-                wait(request, "the gradients' allreduce", world)
-
-            def test(self):
-                return request.Test()
-        return Pending()
+        return _MPIPending(self.comm.Iallreduce(self.MPI.IN_PLACE, flat, op=self.MPI.SUM), self.world)
 
     def allgather(self, array, counts):
         per_row = int(np.prod(array.shape[1:], dtype=np.int64))
@@ -144,14 +161,7 @@ class NCCLCommunicator:
             self.comm.allReduce(flat.data.ptr, flat.data.ptr, flat.size, dtype, nccl_op, self.side_stream.ptr)
             reduced = cuda.Event(disable_timing=True)
             reduced.record(self.side_stream)
-
-        class Pending:
-            def wait(self):
-                current.wait_event(reduced)  # what the current stream runs next sees the sum
-
-            def test(self):
-                return reduced.done
-        return Pending()
+        return _NCCLPending(current, reduced)
 
     def allgather(self, array, counts):
         xp, rows = self.xp, max(counts)

@@ -132,6 +132,17 @@ class LossScaleOptimizer(Optimizer):
         """How many times the scale doubled."""
         return sum(1 for _, kind, _ in self.history if kind == "growth")
 
+    def report(self):
+        """The scale's record as a JSON-ready dict: the scale now, skips, growths and the moves.
+
+        Example:
+            >>> import gpugrad as gg
+            >>> gg.optimizers.LossScaleOptimizer(gg.optimizers.SGD(0.1), initial_scale=4.0).report()
+            {'scale': 4.0, 'skips': 0, 'growths': 0, 'history': []}
+        """
+        return {"scale": self.loss_scale, "skips": self.skipped_steps, "growths": self.growths,
+                "history": [list(h) for h in self.history]}
+
     # --- scaling ----------------------------------------------------------------------------
     def _scale_tensor(self, device):
         var = self._scale_vars.get(device)
