@@ -41,6 +41,7 @@ def test_alone_the_world_is_one_process_and_collectives_return_their_input():
     for out in (gg.distributed.allreduce(x), gg.distributed.allreduce(x, op="sum"), gg.distributed.allgather(x),
                 gg.distributed.broadcast(x)):
         assert out.numpy().tolist() == [[1.0, 2.0]] and out is not x
+    assert gg.distributed.allreduce(gg.tensor(3.0)).shape == () and gg.distributed.broadcast(gg.tensor(3.0)).shape == ()
     gg.distributed.barrier()
 
 
@@ -136,6 +137,16 @@ def test_collectives_values_on_three_ranks():
         gg.distributed.broadcast_variables([v], root=1)
         assert v.numpy().tolist() == [1.0]
         gg.distributed.barrier()
+        # edges, as NumPy's reductions over the ranks' arrays give them: a NaN anywhere wins min and max
+        x = gg.tensor([[1.0, np.nan][r == 2], 5.0 - r, -np.inf if r == 1 else 0.0])
+        every = np.array([[1.0, 5, 0], [1, 4, -np.inf], [np.nan, 3, 0]])
+        for op, ref in (("max", np.maximum), ("min", np.minimum), ("sum", np.add)):
+            assert np.array_equal(gg.distributed.allreduce(x, op=op).numpy(), ref.reduce(every), equal_nan=True), op
+        assert gg.distributed.allreduce(gg.zeros((0, 3)), op="sum").shape == (0, 3)
+        for collective in (gg.distributed.allreduce, gg.distributed.broadcast):  # 0-d stays 0-d, float64 stays
+            scalar = collective(gg.tensor(float(r), dtype="float64"))
+            assert scalar.shape == () and scalar.dtype == np.float64, (collective, scalar)
+        assert gg.distributed.allgather(gg.zeros((r % 2, 2))).shape == (1, 2)
         print("ok")
     """)
     assert code == 0, err[-3000:]
@@ -344,6 +355,8 @@ with gg.device("cuda"):
     assert s.device.startswith("cuda") and s.numpy().tolist() == [1.0, 10.0]
     assert gg.distributed.allreduce(t).numpy().tolist() == [0.5, 5.0]
     assert gg.distributed.allreduce(t, op="max").numpy().tolist() == [1.0, 10.0]
+    nan = gg.distributed.allreduce(gg.tensor([np.nan if r == 0 else 1.0, 2.0]), op="max").numpy()
+    assert np.isnan(nan[0]) and nan[1] == 2.0  # a NaN on any rank wins, as NumPy's maximum
     g = gg.distributed.allgather(gg.tensor(np.full((r + 1, 2), r, np.int64)))
     assert g.device.startswith("cuda") and g.numpy().tolist() == [[0, 0], [1, 1], [1, 1]]
     assert gg.distributed.broadcast(gg.tensor([float(r)]), root=1).numpy().tolist() == [1.0]

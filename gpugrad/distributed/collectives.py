@@ -76,7 +76,8 @@ def _checked(tensor, what, name=None, leading_may_differ=False, extra=()):
 
 
 def _contiguous_copy(t):
-    return t._device.xp.ascontiguousarray(t._data).copy()
+    """A C-ordered copy of ``t``'s array that keeps its shape (``ascontiguousarray`` makes a 0-d array 1-d)."""
+    return t._data.copy(order="C")
 
 
 def divide_by_size(array, size, xp):
@@ -101,10 +102,23 @@ def allreduce(tensor, op="mean", name=None):
     data = _contiguous_copy(t)
     w = world()
     if w.size > 1:
-        communicator_for(w, t._device).allreduce_(data, "sum" if op == "mean" else op)
+        communicator = communicator_for(w, t._device)
+        if op in ("min", "max") and _dt.floating(data.dtype):
+            _min_or_max_with_nan_(communicator, data, op, t._device.xp)
+        else:
+            communicator.allreduce_(data, "sum" if op == "mean" else op)
         if op == "mean":
             divide_by_size(data, w.size, t._device.xp)
     return Tensor._wrap(data, t._device)
+
+
+def _min_or_max_with_nan_(communicator, data, op, xp):
+    """``op`` over the ranks where a NaN on any rank gives NaN, as NumPy's minimum and maximum (MPI's MIN and
+    MAX compare, and keep whichever side a NaN's comparison leaves, so the result would hang on rank order)."""
+    nan = xp.isnan(data).view(np.uint8)
+    communicator.allreduce_(data, op)
+    communicator.allreduce_(nan, "max")
+    data[nan.view(np.bool_)] = np.nan
 
 
 def allgather(tensor, name=None):
