@@ -409,7 +409,8 @@ def eig(a: TensorLike) -> EigResult:
 
     CPU only: CuPy has no general (non-symmetric) eig, so a GPU tensor raises
     :class:`gpugrad.errors.DeviceError`. The results are real when every
-    eigenvalue is (NumPy's rule), else complex. The gradient is implemented for
+    eigenvalue is (NumPy 2.4's rule, on every NumPy: 2.5's always returns
+    complex), else complex. The gradient is implemented for
     real eigenvalues only (complex ones raise GradientError); like ``eigh``'s it
     is inf/NaN at repeated eigenvalues when the eigenvectors are used.
 
@@ -425,6 +426,10 @@ def eig(a: TensorLike) -> EigResult:
                           f"on {a.device!r}); move it with .to('cpu'), or use gg.linalg.eigh for a symmetric matrix")
     with _linalg_errors("Eig", a.shape, np):
         w, v = np.linalg.eig(a._data)
+    if w.dtype.kind == "c" and not np.iscomplexobj(a._data) and not (w.imag.any() or v.imag.any()):
+        # NumPy 2.5 returns complex even for real eigenvalues (as torch.linalg.eig);
+        # keep NumPy 2.4's real results, so a program's dtypes do not hang on the NumPy version
+        w, v = w.real.copy(), v.real.copy()
     w, v = emit_many("Eig", [w, v], a._device, (a,))
     return EigResult(w, v)
 

@@ -330,7 +330,7 @@ def cbrt(x: TensorLike) -> Tensor:
 
     Example:
         >>> import gpugrad as gg
-        >>> gg.cbrt(gg.tensor([-8.0, 27.0])).numpy().tolist()
+        >>> gg.cbrt(gg.tensor([-8.0, 27.0], dtype="float64")).numpy().tolist()
         [-2.0, 3.0]
     """
     x = unary(x)

@@ -432,7 +432,7 @@ def log10(x: TensorLike) -> Tensor:
 
     Example:
         >>> import gpugrad as gg
-        >>> gg.log10(gg.tensor([100.0])).numpy().tolist()
+        >>> gg.log10(gg.tensor([100.0], dtype="float64")).numpy().tolist()
         [2.0]
     """
     return _unary_op("Log10", np.log10, x)
