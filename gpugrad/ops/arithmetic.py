@@ -125,7 +125,7 @@ def divide(x: TensorLike, y: TensorLike) -> Tensor:
         [0.5, 1.5]
     """
     if x.__class__ is not Tensor or y.__class__ is not Tensor or x._device is not y._device:
-        x, y = binary(x, y, "Div")
+        x, y = binary(x, y, "Div", np.true_divide)
     try:
         return emit("Div", x._data / y._data, x._device, (x, y))
     except (ValueError, TypeError) as e:

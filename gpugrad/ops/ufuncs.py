@@ -54,7 +54,7 @@ def _unary_op(op_type, ufunc, x, cost=COSTLY, attrs=None):
 
 def _binary_op(op_type, name, x, y):
     """Record ``op_type`` of the array module's ``name(x, y)``, broadcast as NumPy does."""
-    x, y = binary(x, y, op_type)
+    x, y = binary(x, y, op_type, getattr(np, name))
     try:
         data = getattr(x._device.xp, name)(x._data, y._data)
     except (ValueError, TypeError) as e:
@@ -693,7 +693,7 @@ def _boolean_unary(name, x):
 
 
 def _boolean_binary(name, x1, x2):
-    x1, x2 = binary(x1, x2, name)
+    x1, x2 = binary(x1, x2, name, getattr(np, name))
     try:
         data = getattr(x1._device.xp, name)(x1._data, x2._data)
     except (ValueError, TypeError) as e:
