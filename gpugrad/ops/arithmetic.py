@@ -401,6 +401,10 @@ def where(cond: TensorLike, x: TensorLike | None = None, y: TensorLike | None = 
     With ``cond`` alone it is ``nonzero(cond)``, as in NumPy: a tuple of int64
     index tensors, one per axis, not recorded (no gradient).
 
+    A Python number in x or y is weak (NEP 50), as in NumPy 2: ``where(c, int8_x, 2)`` is int8.
+    An int out of the tensor's bounds raises OverflowError, as NumPy's ufuncs do (``np.where``
+    wraps it to another value).
+
     Example:
         >>> import gpugrad as gg
         >>> gg.where(gg.tensor([True, False]), 1.0, gg.tensor([5.0, 6.0])).numpy().tolist()

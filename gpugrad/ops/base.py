@@ -14,8 +14,8 @@ import numpy as np
 
 from ..backend import CPU, cpu_fast
 from ..backend.cpu_fast import COSTLY
-from ..errors import DeviceError, DTypeError, ShapeError
-from .._recorder import emit, emit_many  # noqa: F401 - re-exported for op modules
+from ..errors import DeviceError, DTypeError, GradientError, ShapeError
+from .._recorder import _thread_stack, emit, emit_many  # noqa: F401 - re-exported for op modules
 from ..tensor import Tensor, Variable, ensure_tensor
 from .. import _dtypes as _dt
 
@@ -100,9 +100,10 @@ _BOOL_LOOPS = frozenset([np.logical_and, np.logical_or, np.logical_xor])
 def _default_float(x):
     """Bool or integer tensor ``x`` in float32, where a Python float meets it: the result is gpugrad's
     default float, as a weak float gives the default float in NumPy 2 (float64 there), PyTorch and JAX."""
-    from .control import cast  # control imports this module
+    return emit("Cast", x._data.astype(_FLOAT32), x._device, (x,), {"dtype": _FLOAT32})  # gg.cast's record
 
-    return cast(x, np.float32)
+
+_FLOAT32 = np.dtype(np.float32)
 
 
 def binary(x: TensorLike, y: TensorLike, op_type: str, ufunc=None) -> tuple[Tensor, Tensor]:
@@ -150,6 +151,32 @@ def binary(x: TensorLike, y: TensorLike, op_type: str, ufunc=None) -> tuple[Tens
             f"op {op_type!r} got tensors on two devices, {x.device!r} and {y.device!r}; "
             f"move one with .to(device)")
     return x, y
+
+
+def constant_arg(value, name, op_type):
+    """``value`` itself, where it is a number the op takes as a constant (a slope, a bound, an epsilon);
+    GradientError where it is a tensor a tape follows, whose gradient the op could not give (it
+    would be a silent None), with the way out.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> a = gg.tensor(0.1)
+        >>> with gg.GradientTape() as tape:
+        ...     tape.watch(a)
+        ...     try:
+        ...         constant_arg(a, "alpha", "LeakyRelu")
+        ...     except gg.GradientError as e:
+        ...         print(str(e).split(":")[0])
+        op 'LeakyRelu' takes alpha as a constant
+    """
+    if isinstance(value, Tensor):
+        for r in _thread_stack() or ():
+            if id(value) in r.watched or (isinstance(value, Variable) and value.trainable and r.watch_accessed):
+                raise GradientError(
+                    f"op {op_type!r} takes {name} as a constant: a tape follows this tensor, and its gradient "
+                    f"through {name} would be lost; pass a number (float({name})), or write the formula "
+                    f"with gg ops where {name} must be differentiable")
+    return value
 
 
 def elementwise(ufunc, data, device, cost=COSTLY):

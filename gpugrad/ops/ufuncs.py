@@ -30,7 +30,7 @@ from ..errors import DTypeError
 from ..registry import RegisterGradient
 from ..tensor import Tensor
 from .arithmetic import where
-from .base import ONE, binary, binary_error, elementwise, emit, public_ops, unary
+from .base import ONE, binary, binary_error, constant_arg, elementwise, emit, public_ops, unary
 from .hot import TRANSCENDENTAL, Check, Range, declare
 from .math import cos, exp, sqrt
 
@@ -666,6 +666,8 @@ def nan_to_num(x: TensorLike, copy: bool = True, nan: float = 0.0, posinf: float
         [-1.0, 1.0]
     """
     x = unary(x)
+    for name, value in (("nan", nan), ("posinf", posinf), ("neginf", neginf)):
+        constant_arg(value, name, "NanToNum")
     xp = x._device.xp
     try:
         data = xp.nan_to_num(x._data, copy=True, nan=nan, posinf=posinf, neginf=neginf)
