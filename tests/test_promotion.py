@@ -96,6 +96,8 @@ def test_the_contract_examples():
     assert (gg.tensor(np.int32([1, 2])) * 2).dtype == np.int32
     assert (gg.tensor(np.float16([1, 2])) * 2.5).dtype == np.float16
     assert (gg.tensor([True]) * 2).dtype == np.int64  # NumPy's default int
+    assert (gg.tensor(np.int64([1])) * 2.5).dtype == np.float32  # the default float (NumPy: float64)
+    assert gg.tensor(2).dtype == np.int64 and gg.tensor(2.5).dtype == np.float32  # a Python number alone
     with pytest.raises(OverflowError, match="'Mul'.*1000 out of bounds for int8"):
         gg.tensor(np.int8([1])) * 1000
 
