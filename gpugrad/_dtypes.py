@@ -71,6 +71,46 @@ def compute_dtype(dtype):
     return _FLOAT32 if dtype.char in LOW_CHARS else dtype
 
 
+_INT64 = np.dtype(np.int64)
+
+
+def weak_dtype(value, dtype):
+    """The dtype of Python number ``value`` next to an array of ``dtype``: NumPy 2's weak scalars (NEP 50).
+
+    A Python int takes an integer array's dtype (int8 * 2 is int8), a Python float a float
+    array's (float16 * 2.5 is float16, bfloat16 likewise); a Python bool takes any array's. Next to
+    bool, a Python int is int64 (NumPy's default integer); next to bool or an integer, a Python float
+    is float32, gpugrad's default float (NumPy gives float64 there; PyTorch and JAX give their default
+    float, float32, as gpugrad does).
+
+    Example:
+        >>> weak_dtype(2, np.dtype(np.int32)), weak_dtype(2.5, np.dtype(np.int32)), weak_dtype(2, np.dtype(bool))
+        (dtype('int32'), dtype('float32'), dtype('int64'))
+    """
+    cls = value.__class__
+    kind = dtype.kind
+    if cls is bool or kind in "fc" or dtype.char == "E":
+        return dtype if cls is not complex or kind == "c" else np.result_type(dtype, value)
+    if cls is float:
+        return _FLOAT32
+    if kind == "b":
+        return _INT64 if cls is int else np.result_type(dtype, value)
+    return dtype if cls is int else np.result_type(dtype, value)
+
+
+def weak_array(value, dtype):
+    """Python number ``value`` as a 0-d NumPy array of :func:`weak_dtype`; an OverflowError where the int
+    does not fit an integer array's dtype, as NumPy 2 raises (``np.int8([1]) * 1000``).
+
+    Example:
+        >>> weak_array(1000, np.dtype(np.int8))
+        Traceback (most recent call last):
+        ...
+        OverflowError: Python integer 1000 out of bounds for int8
+    """
+    return np.asarray(value, dtype=weak_dtype(value, dtype))
+
+
 def bfloat16():
     """NumPy's bfloat16 dtype from ``ml_dtypes``; DTypeError naming the extra when it is not installed.
 

@@ -859,15 +859,20 @@ def ensure_tensor(value: Any, like: Tensor | None = None) -> Tensor:
     """``value`` itself if it is a Tensor, else a new tensor (a copy, as :func:`tensor`) on ``like``'s device.
 
     The ops convert their non-tensor operands with it, so an op never records
-    a NumPy array the caller may write into later. A Python scalar next to a
-    float tensor takes that tensor's dtype, as in NumPy.
+    a NumPy array the caller may write into later. A Python number next to
+    ``like`` is weak, as in NumPy 2 (:func:`gpugrad._dtypes.weak_dtype`): an int
+    next to an int32 tensor is int32, a float next to a float16 tensor float16.
     """
     if isinstance(value, Tensor):
         return value
     dev = like._device if like is not None else None
-    if like is not None and isinstance(value, (int, float)) and _dt.floating(like._data.dtype):
-        return Tensor._wrap(dev.xp.asarray(value, dtype=like._data.dtype), dev)  # type: ignore[union-attr, arg-type]
+    if like is not None and value.__class__ in _WEAK_CLASSES:  # NumPy 2's weak scalar (NEP 50), made on the host
+        host = _dt.weak_array(value, like._data.dtype)  # so an int out of bounds raises OverflowError on any device
+        return Tensor._wrap(host if dev is CPU else dev.backend.asarray(host, None, dev.index), dev)  # type: ignore[union-attr]
     return Tensor(value, None, dev)
+
+
+_WEAK_CLASSES = frozenset([bool, int, float, complex])
 
 
 # --- unpickling -----------------------------------------------------------------------------

@@ -146,13 +146,58 @@ def test_svd_full_matrices_gradient_needs_square():
         tape.gradient(y, x)
 
 
-def test_qr_gradient_of_wide_matrix_raises():
-    x = gg.tensor(RECT[0].T, dtype="float64")
+def test_qr_gradient_of_tall_matrix_with_complete_q_raises():
+    x = gg.tensor(RECT[0], dtype="float64")
     with gg.GradientTape() as tape:
         tape.watch(x)
-        y = gg.sum(gg.linalg.qr(x).R)
-    with pytest.raises(GradientError, match="M >= N"):
+        y = gg.sum(gg.linalg.qr(x, mode="complete").Q)
+    with pytest.raises(GradientError, match="needs the reduced Q"):
         tape.gradient(y, x)
+
+
+def _adjugate_transposed(a):
+    """The cofactor matrix by its definition, (-1)^(i+j) det(minor_ij): the oracle for det's gradient."""
+    n = a.shape[-1]
+    out = np.empty_like(a)
+    for i in range(n):
+        for j in range(n):
+            minor = np.delete(np.delete(a, i, axis=-2), j, axis=-1)
+            out[..., i, j] = (-1) ** (i + j) * np.linalg.det(minor)
+    return out
+
+
+SINGULAR = np.array([[[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]],  # rank 2
+                     [[1.0, 0.0, 1.0], [2.0, 0.0, 2.0], [3.0, 0.0, 3.0]],  # rank 1
+                     [[0.0, 0.0, 0.0]] * 3,                                 # zero
+                     [[2.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 4.0]]])  # regular, in the same batch
+
+
+@pytest.mark.parametrize("device", device_params())
+def test_det_gradient_at_singular_matrices_is_the_adjugate(device):
+    """PyTorch's linalg_det_backward: finite at a singular A (the gradient used to raise LinAlgError from an
+    inverse the user never called)."""
+    g = grad_of(gg.linalg.det, SINGULAR, device)
+    np.testing.assert_allclose(g, _adjugate_transposed(SINGULAR), atol=1e-12)
+    for a in SINGULAR[:2]:
+        np.testing.assert_allclose(grad_of(gg.linalg.det, a, device), _adjugate_transposed(a), atol=1e-12)
+
+
+def test_slogdet_gradient_at_a_singular_matrix_names_slogdet():
+    """Unbounded there (logabsdet = -inf): an error naming the op called, as PyTorch and TensorFlow raise."""
+    x = gg.tensor(SINGULAR[:2])
+    with gg.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        sign, logabsdet = gg.linalg.slogdet(x)
+    with pytest.raises(LinAlgError, match="'LogMatrixDeterminant'.*singular"):
+        tape.gradient(logabsdet, x)
+    assert tape.gradient(sign, x) is None  # sign has no gradient, singular or not
+    mixed = gg.tensor(SINGULAR[2:])
+    with gg.GradientTape() as tape:
+        tape.watch(mixed)
+        y = gg.linalg.slogdet(mixed)[1][1]  # only the regular matrix's logabsdet flows back
+    g = tape.gradient(y, mixed).numpy()
+    np.testing.assert_array_equal(g[0], np.zeros((3, 3)))
+    np.testing.assert_allclose(g[1], np.linalg.inv(SINGULAR[3]).T, rtol=1e-12)
 
 
 def test_eig_cpu_matches_numpy():

@@ -18,7 +18,7 @@ from ..backend.cpu_fast import CHEAP, COSTLY
 from ..registry import RegisterGradient
 from ..tensor import Tensor
 from .arithmetic import abs, multiply, sign, where  # noqa: A004 - NumPy's name
-from .base import CPU, ONE, elementwise, emit, public_ops, unary
+from .base import CPU, ONE, constant_arg, elementwise, emit, public_ops, unary
 from .hot import TRANSCENDENTAL, Check, Range, declare
 from .. import _dtypes as _dt
 
@@ -198,6 +198,7 @@ def leaky_relu(x: TensorLike, alpha: float = 0.2) -> Tensor:
         [-0.10000000149011612, 2.0]
     """
     x = unary(x)
+    alpha = constant_arg(alpha, "alpha", "LeakyRelu")
     xp = x._device.xp
     d = x._data
     out = (cpu_fast.select if x._device is CPU else xp.where)(d > 0, d, d * x.dtype.type(alpha))
@@ -244,6 +245,7 @@ def elu(x: TensorLike, alpha: float = 1.0) -> Tensor:
         [0.0, 2.0]
     """
     x = unary(x)
+    alpha = constant_arg(alpha, "alpha", "Elu")
     xp = x._device.xp
     negative_part = xp.expm1(xp.minimum(x._data, 0)) * x.dtype.type(alpha)
     out = xp.where(x._data > 0, x._data, negative_part)
@@ -434,6 +436,7 @@ def hard_tanh(x: TensorLike, min_val: float = -1.0, max_val: float = 1.0) -> Ten
         [-1.0, 0.5, 1.0]
     """
     x = unary(x)
+    min_val, max_val = constant_arg(min_val, "min_val", "HardTanh"), constant_arg(max_val, "max_val", "HardTanh")
     if not min_val <= max_val:
         raise ValueError(f"hard_tanh: min_val {min_val!r} must not be above max_val {max_val!r}")
     xp = x._device.xp

@@ -125,7 +125,7 @@ def divide(x: TensorLike, y: TensorLike) -> Tensor:
         [0.5, 1.5]
     """
     if x.__class__ is not Tensor or y.__class__ is not Tensor or x._device is not y._device:
-        x, y = binary(x, y, "Div")
+        x, y = binary(x, y, "Div", np.true_divide)
     try:
         return emit("Div", x._data / y._data, x._device, (x, y))
     except (ValueError, TypeError) as e:
@@ -400,6 +400,10 @@ def where(cond: TensorLike, x: TensorLike | None = None, y: TensorLike | None = 
 
     With ``cond`` alone it is ``nonzero(cond)``, as in NumPy: a tuple of int64
     index tensors, one per axis, not recorded (no gradient).
+
+    A Python number in x or y is weak (NEP 50), as in NumPy 2: ``where(c, int8_x, 2)`` is int8.
+    An int out of the tensor's bounds raises OverflowError, as NumPy's ufuncs do (``np.where``
+    wraps it to another value).
 
     Example:
         >>> import gpugrad as gg

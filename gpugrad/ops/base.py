@@ -14,8 +14,8 @@ import numpy as np
 
 from ..backend import CPU, cpu_fast
 from ..backend.cpu_fast import COSTLY
-from ..errors import DeviceError, DTypeError, ShapeError
-from .._recorder import emit, emit_many  # noqa: F401 - re-exported for op modules
+from ..errors import DeviceError, DTypeError, GradientError, ShapeError
+from .._recorder import _thread_stack, emit, emit_many  # noqa: F401 - re-exported for op modules
 from ..tensor import Tensor, Variable, ensure_tensor
 from .. import _dtypes as _dt
 
@@ -75,22 +75,108 @@ class _ScalarByDtype(dict):
 ONE = _ScalarByDtype(1)
 ZERO = _ScalarByDtype(0)
 
-def binary(x: TensorLike, y: TensorLike, op_type: str) -> tuple[Tensor, Tensor]:
-    """``x`` and ``y`` as Tensors on one device; a Python number takes the other's dtype."""
-    if x.__class__ is Tensor and (y.__class__ is float or y.__class__ is int):  # tensor * 1.01: one lookup
+def _int_operand(value, like, ufunc):
+    """Python int ``value`` next to tensor ``like`` in ``ufunc``: in the dtype NumPy 2's loop takes
+    it in (``np.arctan2(int8_array, 1000)`` computes in float16, ``np.logical_and`` in bool), or None
+    where that is ``like``'s own dtype (then the plain weak rule applies)."""
+    dtype = like._data.dtype
+    try:
+        loop = ufunc.resolve_dtypes((dtype, int, None))[1]
+    except (TypeError, ValueError):  # no loop: the op itself reports it
+        return None
+    if loop == dtype or loop.kind in "iu":  # an integer loop: the weak rule, with its OverflowError
+        return None
+    if loop.kind == "b" and not -2 ** 63 <= value < 2 ** 64:
+        raise OverflowError(f"Python int {value} too large to convert to C long")  # as NumPy 2 refuses it
+    dev = like._device
+    host = np.asarray(value, dtype=loop)
+    return Tensor._wrap(host if dev is CPU else dev.backend.asarray(host, None, dev.index), dev)
+
+
+# ufuncs that compute in bool whatever their inputs: a cached scalar of a float tensor's dtype is not their operand
+_BOOL_LOOPS = frozenset([np.logical_and, np.logical_or, np.logical_xor])
+
+
+def _default_float(x):
+    """Bool or integer tensor ``x`` in float32, where a Python float meets it: the result is gpugrad's
+    default float, as a weak float gives the default float in NumPy 2 (float64 there), PyTorch and JAX."""
+    return emit("Cast", x._data.astype(_FLOAT32), x._device, (x,), {"dtype": _FLOAT32})  # gg.cast's record
+
+
+_FLOAT32 = np.dtype(np.float32)
+
+
+def binary(x: TensorLike, y: TensorLike, op_type: str, ufunc=None) -> tuple[Tensor, Tensor]:
+    """``x`` and ``y`` as Tensors on one device; a Python number is weak, as in NumPy 2 (NEP 50).
+
+    A Python number takes the other operand's dtype where its kind fits (int32 * 2 is int32,
+    float16 * 2.5 is float16); see :func:`gpugrad._dtypes.weak_dtype`. With NumPy ``ufunc`` given, a
+    Python int next to a bool or integer tensor takes the dtype that ufunc's loop computes in, as in NumPy 2
+    (``arctan2(int8, 1000)`` is float16). A Python float next to a bool or integer tensor gives
+    float32, gpugrad's default float (NumPy 2 gives its default, float64; PyTorch and JAX float32).
+    An int out of an integer tensor's bounds raises OverflowError naming the op, as NumPy 2 raises.
+
+    Example:
+        >>> import gpugrad as gg, numpy as np
+        >>> x, y = binary(gg.tensor(np.int32([1])), 2, "Mul")
+        >>> y.dtype
+        dtype('int32')
+    """
+    if x.__class__ is Tensor and (y.__class__ is float or y.__class__ is int) \
+            and (ufunc is None or ufunc not in _BOOL_LOOPS):  # tensor * 1.01: one lookup
         t = _scalar_tensors.get((y, x._data.dtype, x._device))
         if t is not None:
             return x, t
-    if not isinstance(y, Tensor):
-        y = scalar_tensor(y, x) if isinstance(y, (int, float)) and isinstance(x, Tensor) \
-            else ensure_tensor(y, like=x if isinstance(x, Tensor) else None)
-    if not isinstance(x, Tensor):
-        x = scalar_tensor(x, y) if isinstance(x, (int, float)) else ensure_tensor(x, like=y)
+    if y.__class__ is float and isinstance(x, Tensor) and x._data.dtype.kind in "biu":
+        x = _default_float(x)
+    elif x.__class__ is float and isinstance(y, Tensor) and y._data.dtype.kind in "biu":
+        y = _default_float(y)
+    try:
+        if ufunc is not None:
+            if y.__class__ is int and isinstance(x, Tensor):
+                t = _int_operand(y, x, ufunc)
+                y = y if t is None else t
+            elif x.__class__ is int and isinstance(y, Tensor):
+                t = _int_operand(x, y, ufunc)
+                x = x if t is None else t
+        if not isinstance(y, Tensor):
+            y = scalar_tensor(y, x) if isinstance(y, (int, float)) and isinstance(x, Tensor) \
+                else ensure_tensor(y, like=x if isinstance(x, Tensor) else None)
+        if not isinstance(x, Tensor):
+            x = scalar_tensor(x, y) if isinstance(x, (int, float)) else ensure_tensor(x, like=y)
+    except OverflowError as e:  # a Python int out of an integer tensor's bounds, as NumPy 2 raises
+        raise OverflowError(f"op {op_type!r}: {e}") from None
     if x._device is not y._device:
         raise DeviceError(
             f"op {op_type!r} got tensors on two devices, {x.device!r} and {y.device!r}; "
             f"move one with .to(device)")
     return x, y
+
+
+def constant_arg(value, name, op_type):
+    """``value`` itself, where it is a number the op takes as a constant (a slope, a bound, an epsilon);
+    GradientError where it is a tensor a tape follows, whose gradient the op could not give (it
+    would be a silent None), with the way out.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> a = gg.tensor(0.1)
+        >>> with gg.GradientTape() as tape:
+        ...     tape.watch(a)
+        ...     try:
+        ...         constant_arg(a, "alpha", "LeakyRelu")
+        ...     except gg.GradientError as e:
+        ...         print(str(e).split(":")[0])
+        op 'LeakyRelu' takes alpha as a constant
+    """
+    if isinstance(value, Tensor):
+        for r in _thread_stack() or ():
+            if id(value) in r.watched or (isinstance(value, Variable) and value.trainable and r.watch_accessed):
+                raise GradientError(
+                    f"op {op_type!r} takes {name} as a constant: a tape follows this tensor, and its gradient "
+                    f"through {name} would be lost; pass a number (float({name})), or write the formula "
+                    f"with gg ops where {name} must be differentiable")
+    return value
 
 
 def elementwise(ufunc, data, device, cost=COSTLY):

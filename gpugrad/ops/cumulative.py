@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..registry import RegisterGradient
+from ..tensor import Tensor
 from .arithmetic import multiply, subtract, where
 from .base import emit, public_ops, unary
 from .control import cast
@@ -172,7 +173,11 @@ def diff(a: TensorLike, n: int = 1, axis: Axis = -1, prepend: TensorLike | None 
         a = concat(parts, axis=axis)
     head = (slice(None),) * axis
     for _ in range(n):
-        a = subtract(getitem(a, head + (slice(1, None),)), getitem(a, head + (slice(None, -1),)))
+        later, earlier = getitem(a, head + (slice(1, None),)), getitem(a, head + (slice(None, -1),))
+        if a._data.dtype.kind == "b":  # booleans differ where they are not equal, as np.diff (a bool result)
+            a = Tensor._wrap(a._device.xp.not_equal(later._data, earlier._data), a._device)
+        else:
+            a = subtract(later, earlier)
     return a
 
 

@@ -8,11 +8,12 @@ no NaN result passes silently). Gradients are written in gpugrad ops (matmul,
 transpose, :func:`inv`, :func:`solve`, :func:`svd`), so higher orders work;
 their sources:
 
-- MatrixInverse: dA = -Y^T dY Y^T.  MatrixDeterminant: dA = dy det(A) A^{-T}.
-  LogMatrixDeterminant: dA = dlogabsdet A^{-T} (sign has none).
+- MatrixInverse: dA = -Y^T dY Y^T.  MatrixDeterminant: dA = dy adj(A)^T, which is dy det(A) A^{-T}
+  where A is well conditioned and from the SVD where it is singular (PyTorch's linalg_det_backward).
+  LogMatrixDeterminant: dA = dlogabsdet A^{-T} (sign has none; unbounded at a singular A: LinAlgError).
 - MatrixSolve: db = A^{-T} dx, dA = -db x^T.
 - Cholesky: Murray 2016 / Seeger et al. 2017, P = L^{-T} Phi(L^T dL) L^{-1}.
-- Qr: TensorFlow's linalg_grad.py (M >= N).  SelfAdjointEigV2: V (diag(dw) + F o V^T dV) V^T.
+- Qr: TensorFlow's linalg_grad.py (M >= N, and M < N by splitting A = [X | Y]).  SelfAdjointEigV2: V (diag(dw) + F o V^T dV) V^T.
 - Svd: PyTorch's svd_backward (Townsend 2016).  Eig: PyTorch's linalg_eig_backward (real eigenvalues).
 
 An op that reads one triangle only (``cholesky``, ``eigh``) gets a gradient
@@ -35,15 +36,16 @@ from ..errors import DeviceError, DTypeError, GradientError, LinAlgError, ShapeE
 from ..registry import RegisterGradient
 from ..tensor import Tensor
 from .arithmetic import abs as _abs
-from .arithmetic import add, divide, multiply, negative, power, subtract
+from .arithmetic import add, divide, multiply, negative, power, subtract, where
 from .base import binary, emit, emit_many, public_ops, unary
 from .linalg import einsum, matmul
 from .math import reciprocal
 from .reductions import kept_shape
 from .reductions import max as _max
 from .reductions import min as _min
+from .reductions import prod as _prod
 from .reductions import sum as _sum
-from .shape import expand_dims, reshape, transpose
+from .shape import concat, expand_dims, reshape, transpose
 from .. import _dtypes as _dt
 
 if TYPE_CHECKING:
@@ -223,8 +225,9 @@ def _solve_grad(op, dx):
 def det(a: TensorLike) -> Tensor:
     """The determinant of each square matrix in ``a`` (..., M, M), as ``numpy.linalg.det``.
 
-    NOTE: the gradient, det(A) A^{-T}, needs A invertible: at a singular A it raises
-    LinAlgError from its ``inv``.
+    The gradient is the cofactor matrix adj(A)^T: det(A) A^{-T} where A is well conditioned,
+    and from the SVD where it is singular or nearly (PyTorch's linalg_det_backward), so a
+    singular A has its finite gradient, differentiable again where its singular values differ.
 
     Example:
         >>> import gpugrad as gg
@@ -239,15 +242,39 @@ def det(a: TensorLike) -> Tensor:
 
 @RegisterGradient("MatrixDeterminant")
 def _det_grad(op, dy):
-    # dA = dy det(A) A^{-T}
+    # dA = dy adj(A)^T = dy det(A) A^{-T} (the cofactors from the SVD where A is singular or nearly)
     a, y = op.inputs[0], op.outputs[0]
+    if _near_singular(a, y):
+        return (multiply(_as_matrix_scalar(dy), _cofactors(a)),)
     return (multiply(_as_matrix_scalar(multiply(dy, y)), _mT(inv(a))),)
+
+
+def _near_singular(a, d):
+    """Whether any matrix of ``a`` has a determinant ``d`` within 100 eps of its Hadamard bound (the
+    product of its row norms, |det A| <= prod ||a_i||): PyTorch's test |det| < 100 eps, made scale-free."""
+    xp = a._device.xp
+    bound = xp.prod(xp.sqrt(xp.sum(a._data * a._data, axis=-1)), axis=-1)
+    return bool(xp.any(xp.abs(d._data) <= 100 * np.finfo(a._data.dtype).eps * bound))
+
+
+def _cofactors(a):
+    """The cofactor matrix adj(A)^T of each square matrix, with no inverse: for A = U S V^T it is
+    det(U) det(V) U diag(prod_{j != i} s_j) V^T (PyTorch's linalg_det_backward at singular input)."""
+    u, s, vh = svd(a, full_matrices=False)
+    xp = a._device.xp
+    signs = _constant(xp.linalg.det(u._data) * xp.linalg.det(vh._data), a)  # +-1: piecewise constant
+    n = s.shape[-1]
+    others = where(_constant(xp.eye(n), a)._data.astype(bool), 1.0, expand_dims(s, -2))  # row i: s_j, 1 at j = i
+    scale = _prod(others, axis=-1)  # prod_{j != i} s_j, differentiable where several s_j are 0
+    return multiply(_as_matrix_scalar(signs), matmul(multiply(u, expand_dims(scale, -2)), vh))
 
 
 def slogdet(a: TensorLike) -> SlogdetResult:
     """``(sign, logabsdet)`` of each square matrix in ``a``, as ``numpy.linalg.slogdet``.
 
-    The gradient flows through ``logabsdet`` (``sign`` is piecewise constant).
+    The gradient flows through ``logabsdet`` (``sign`` is piecewise constant): A^{-T}. At a
+    singular matrix (sign 0, logabsdet -inf) it is unbounded: the gradient raises LinAlgError naming
+    this op, as PyTorch's and TensorFlow's raise, unless nothing flows into ``logabsdet``.
 
     Example:
         >>> import gpugrad as gg
@@ -262,10 +289,22 @@ def slogdet(a: TensorLike) -> SlogdetResult:
     return SlogdetResult(sign, logdet)
 
 
-@RegisterGradient("LogMatrixDeterminant", reads_outputs=False)
+@RegisterGradient("LogMatrixDeterminant")
 def _slogdet_grad(op, dsign, dlogdet):
     # d log|det A| = A^{-T}
-    return (multiply(_as_matrix_scalar(dlogdet), _mT(inv(op.inputs[0]))),)
+    a, sign = op.inputs[0], op.outputs[0]
+    xp = a._device.xp
+    singular = sign._data == 0
+    if bool(xp.any(singular)):
+        if not bool(xp.any(dlogdet._data[singular] != 0)):  # nothing flows in where it is unbounded
+            if bool(xp.all(singular)):
+                return (None,)
+            safe = where(singular[..., None, None], _eye(a.shape[-1], a), a)  # an invertible stand-in there
+            return (multiply(_as_matrix_scalar(dlogdet), _mT(inv(safe))),)
+        raise LinAlgError(f"the gradient of op 'LogMatrixDeterminant' (slogdet) of shape {a.shape} is unbounded at "
+                          f"a singular matrix (sign 0, logabsdet -inf), as in PyTorch and TensorFlow, which raise "
+                          f"too; the gradient of det (gg.linalg.det) is finite there")
+    return (multiply(_as_matrix_scalar(dlogdet), _mT(inv(a))),)
 
 
 # ---------------------------------------------------------------- cholesky
@@ -313,8 +352,10 @@ def qr(a: TensorLike, mode: str = "reduced") -> Tensor | QRResult:
     """The QR decomposition of each matrix in ``a`` (..., M, N), as ``numpy.linalg.qr``.
 
     ``mode``: ``"reduced"`` (Q (..., M, K), R (..., K, N), K = min(M, N)),
-    ``"complete"`` (Q (..., M, M)) or ``"r"`` (R alone). The gradient needs
-    M >= N and the reduced Q (``"complete"`` only for square input).
+    ``"complete"`` (Q (..., M, M)) or ``"r"`` (R alone). The gradient is TensorFlow's:
+    for M >= N with the reduced Q (``"complete"`` of a tall input raises GradientError, Q's
+    extra columns not being unique, as TensorFlow raises), and for wide input (M < N, either
+    mode) by splitting A = [X | Y] with X square (Roberts & Roberts 2020, arXiv:2009.10071).
 
     Example:
         >>> import gpugrad as gg
@@ -334,14 +375,27 @@ def qr(a: TensorLike, mode: str = "reduced") -> Tensor | QRResult:
 
 @RegisterGradient("Qr")
 def _qr_grad(op, dq, dr):
-    # TensorFlow's _QrGrad: dA = Q (dR + tril(Q^T dQ - dQ^T Q + R dR^T - dR R^T) R^{-T})
-    #                            + (dQ - Q Q^T dQ) R^{-T}
     a = op.inputs[0]
     q, r = op.outputs
     m, n = a.shape[-2:]
-    if m < n or q.shape[-1] != n:
-        raise GradientError(f"the gradient of op 'Qr' is implemented for M >= N with the reduced Q; "
-                            f"got input shape {a.shape} and Q of shape {q.shape}")
+    if m >= n:
+        if q.shape[-1] != n:
+            raise GradientError(f"the gradient of op 'Qr' of a tall input (M > N) needs the reduced Q "
+                                f"(mode='reduced'): the complete Q's last M - N columns are not unique; got input "
+                                f"shape {a.shape} and Q of shape {q.shape}, as TensorFlow raises")
+        return (_qr_grad_square_or_tall(q, r, dq, dr),)
+    # wide (TensorFlow's _QrGrad): A = [X | Y], R = [U | V] with X = Q U square; Y = Q V gives dY = Q dV,
+    # and X's gradient is the square one with dQ + Y dV^T
+    y, u = a[..., :, m:], r[..., :, :m]
+    du, dv = dr[..., :, :m], dr[..., :, m:]
+    dx = _qr_grad_square_or_tall(q, u, add(dq, matmul(y, dv, transpose_b=True)), du)
+    return (concat([dx, matmul(q, dv)], axis=-1),)
+
+
+def _qr_grad_square_or_tall(q, r, dq, dr):
+    # TensorFlow's _QrGradSquareAndDeepMatrices: dA = Q (dR + tril(Q^T dQ - dQ^T Q + R dR^T - dR R^T) R^{-T})
+    #                                                + (dQ - Q Q^T dQ) R^{-T}
+    n = r.shape[-1]
     qdq = matmul(q, dq, transpose_a=True)
     rdr = matmul(r, dr, transpose_b=True)
     low = _constant(q._device.xp.tril(q._device.xp.ones((n, n)), -1), q)
@@ -349,7 +403,7 @@ def _qr_grad(op, dq, dr):
     rinv = inv(r)
     grad_a = matmul(q, add(dr, matmul(tril, rinv, transpose_b=True)))
     grad_b = matmul(subtract(dq, matmul(q, qdq)), rinv, transpose_b=True)
-    return (add(grad_a, grad_b),)
+    return add(grad_a, grad_b)
 
 
 # ---------------------------------------------------------------- eigh, eig
@@ -461,8 +515,11 @@ def svd(a: TensorLike, full_matrices: bool = True, compute_uv: bool = True, herm
     The gradient of S alone is U diag(dS) V^T; with U and Vh it is PyTorch's
     (Townsend 2016), which divides by s_k^2 - s_j^2 (inf/NaN at repeated
     singular values) and by s (at zero ones). With ``full_matrices=True`` and
-    a non-square input U or Vh is not unique: its gradient raises
-    GradientError; pass ``full_matrices=False``.
+    a non-square input, the columns of U (rows of Vh) past min(M, N) span the
+    null space: where it is one-dimensional (|M - N| = 1) they are unique up to
+    sign and differentiated, as TensorFlow does; where it is larger they are
+    not unique, and a gradient that flows into them raises GradientError, as
+    TensorFlow raises (a loss that does not use them gets its gradient).
 
     Example:
         >>> import gpugrad as gg
@@ -488,12 +545,22 @@ def _svd_grad(op, *grads):
         u, _, vh = svd(a, full_matrices=False)
         return (matmul(multiply(u, expand_dims(grads[0], -2)), vh),)
     m, n = a.shape[-2:]
-    if op.attrs["full_matrices"] and m != n:
-        raise GradientError(f"the gradient of op 'Svd' with full_matrices=True needs a square input, not shape "
-                            f"{a.shape}: U or Vh is not unique; pass full_matrices=False")
     u, s, vh = op.outputs
     du, ds, dvh = grads
     k = s.shape[-1]
+    null = None  # (basis, its gradient) of the null space that full_matrices adds, where a loss uses it
+    if op.attrs["full_matrices"] and m != n:
+        if m > n:
+            null, u, du = (u[..., :, k:], du[..., :, k:]), u[..., :, :k], du[..., :, :k]
+        else:
+            null, vh, dvh = (vh[..., k:, :], dvh[..., k:, :]), vh[..., :k, :], dvh[..., :k, :]
+        if not bool(a._device.xp.any(null[1]._data != 0)):
+            null = None
+        elif abs(m - n) > 1:
+            raise GradientError(f"the gradient of op 'Svd' with full_matrices=True of shape {a.shape}: the "
+                                f"{'columns of U' if m > n else 'rows of Vh'} past min(M, N) = {k} are not unique "
+                                f"(any basis of a {abs(m - n)}-dimensional null space), and the loss uses them, "
+                                f"as TensorFlow refuses; pass full_matrices=False")
     dv = _mT(dvh)
     # PyTorch's svd_backward: U [(skew(U^T dU) S + S skew(V^T dV)) / E + diag(dS)] V^T, E_jk = s_k^2 - s_j^2
     uu = matmul(u, du, transpose_a=True)
@@ -503,13 +570,19 @@ def _svd_grad(op, *grads):
     inner = add(multiply(subtract(uu, _mT(uu)), expand_dims(s, -2)),
                 multiply(expand_dims(s, -1), subtract(vv, _mT(vv))))
     inner = add(divide(inner, e), _diag_embed(ds))
-    if m > k:  # + (I - U U^T) dU S^{-1} V^T
+    if m > k:  # + (I - U U^T) dU S^{-1} V^T, and with the null vector u2 (TensorFlow's): - u2 du2^T U S^{-1} V^T
         dus = divide(du, expand_dims(s, -2))
         g = add(matmul(u, inner), subtract(dus, matmul(u, matmul(u, dus, transpose_a=True))))
+        if null is not None:
+            u2, du2 = null
+            g = subtract(g, divide(matmul(u2, matmul(du2, u, transpose_a=True)), expand_dims(s, -2)))
         return (matmul(g, vh),)
-    if n > k:  # + U S^{-1} dV^T (I - V V^T)
+    if n > k:  # + U S^{-1} dV^T (I - V V^T), and with the null vector v2 (TensorFlow's): - U S^{-1} V^T dv2 v2^T
         dvs = divide(dv, expand_dims(s, -2))
         g = add(matmul(inner, vh), subtract(_mT(dvs), matmul(matmul(dvs, vh, transpose_a=True, transpose_b=True), vh)))
+        if null is not None:
+            vh2, dvh2 = null
+            g = subtract(g, divide(matmul(matmul(vh, dvh2, transpose_b=True), vh2), expand_dims(s, -1)))
         return (matmul(u, g),)
     return (matmul(u, matmul(inner, vh)),)
 

@@ -21,7 +21,7 @@ from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
 from ..registry import RegisterGradient
 from ..tensor import Tensor, Variable
 from .arithmetic import add, multiply
-from .base import emit, emit_many, public_ops, unary
+from .base import constant_arg, emit, emit_many, public_ops, unary
 from .indexing import _index_array, _to_device
 from .reductions import group_size, mean, sum
 from .shape import reshape
@@ -54,7 +54,7 @@ def dropout(x: TensorLike, rate: float, training: bool = True, seed: int | None 
         [1.0, 1.0]
     """
     x = unary(x)
-    rate = float(rate)
+    rate = float(constant_arg(rate, "rate", "Dropout"))
     if not 0.0 <= rate < 1.0:
         raise ValueError(f"dropout rate must be in [0, 1), got {rate}")
     if not training or rate == 0.0:
@@ -118,6 +118,7 @@ def embedding(ids: TensorLike, weight: TensorLike) -> Tensor:
 def _normalize(x, axes, eps):
     """``(x - mean) * rstd`` over ``axes`` and ``rstd`` (keepdims), recorded as Normalize; plus the
     raw batch mean and variance arrays."""
+    eps = constant_arg(eps, "eps", "Normalize")
     xp = x._device.xp
     data = _dt.wide(x._data)  # float16 and bfloat16 normalise in float32
     mu = data.mean(axis=axes, keepdims=True)

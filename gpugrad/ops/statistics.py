@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..registry import NotDifferentiable
 from .arithmetic import multiply, subtract, where
-from .base import emit, public_ops, unary
+from .base import constant_arg, emit, public_ops, unary
 from .control import cast
 from .indexing import getitem
 from .reductions import group_size, kept_shape, normalize_axis
@@ -172,6 +172,7 @@ def _lerp_weights(q, n, op_type):
 
 
 def _quantiles(q, scale, op_type):
+    constant_arg(q, "q", op_type)  # as torch.quantile, no gradient reaches q
     if hasattr(q, "_data"):
         q = q.numpy()
     q = np.asarray(q, dtype=np.float64)

@@ -131,7 +131,7 @@ def _triangle(x, k, op_type, lower):
     m, n = x.shape[-2:] if x.ndim >= 2 else (x.shape[-1], x.shape[-1])
     xp = x._device.xp
     mask = xp.tri(m, n, k, dtype=bool) if lower else ~xp.tri(m, n, k - 1, dtype=bool)
-    return where(mask, x, 0)
+    return where(mask, x, False)  # a Python bool is weak to every dtype: the result keeps x's (bool too), as NumPy
 
 
 def tril(x: TensorLike, k: int = 0) -> Tensor:

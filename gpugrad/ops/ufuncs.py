@@ -30,7 +30,7 @@ from ..errors import DTypeError
 from ..registry import RegisterGradient
 from ..tensor import Tensor
 from .arithmetic import where
-from .base import ONE, binary, binary_error, elementwise, emit, public_ops, unary
+from .base import ONE, binary, binary_error, constant_arg, elementwise, emit, public_ops, unary
 from .hot import TRANSCENDENTAL, Check, Range, declare
 from .math import cos, exp, sqrt
 
@@ -54,7 +54,7 @@ def _unary_op(op_type, ufunc, x, cost=COSTLY, attrs=None):
 
 def _binary_op(op_type, name, x, y):
     """Record ``op_type`` of the array module's ``name(x, y)``, broadcast as NumPy does."""
-    x, y = binary(x, y, op_type)
+    x, y = binary(x, y, op_type, getattr(np, name))
     try:
         data = getattr(x._device.xp, name)(x._data, y._data)
     except (ValueError, TypeError) as e:
@@ -666,6 +666,8 @@ def nan_to_num(x: TensorLike, copy: bool = True, nan: float = 0.0, posinf: float
         [-1.0, 1.0]
     """
     x = unary(x)
+    for name, value in (("nan", nan), ("posinf", posinf), ("neginf", neginf)):
+        constant_arg(value, name, "NanToNum")
     xp = x._device.xp
     try:
         data = xp.nan_to_num(x._data, copy=True, nan=nan, posinf=posinf, neginf=neginf)
@@ -693,7 +695,7 @@ def _boolean_unary(name, x):
 
 
 def _boolean_binary(name, x1, x2):
-    x1, x2 = binary(x1, x2, name)
+    x1, x2 = binary(x1, x2, name, getattr(np, name))
     try:
         data = getattr(x1._device.xp, name)(x1._data, x2._data)
     except (ValueError, TypeError) as e:

@@ -33,6 +33,17 @@ def separated(n, batch=()):
     return draw
 
 
+def singular(n, rank, batch=()):
+    """Matrices of rank ``rank`` < n with distinct nonzero singular values (det 0): the adjugate path."""
+    def draw(rng):
+        u, _ = np.linalg.qr(rng.normal(size=batch + (n, n)))
+        v, _ = np.linalg.qr(rng.normal(size=batch + (n, n)))
+        s = np.zeros(n)
+        s[:rank] = np.arange(rank + 1.0, 1.0, -1)
+        return [(u * s) @ v]
+    return draw
+
+
 def nonsymmetric(n):
     """A P diag(1..n) P^{-1} with a well-conditioned P: real, distinct eigenvalues."""
     def draw(rng):
@@ -78,9 +89,15 @@ def svd_fn(full_matrices=False):
     return fn
 
 
-def qr_fn(a):
-    q, r = gg.linalg.qr(a)
+def qr_fn(a, mode="reduced"):
+    q, r = gg.linalg.qr(a, mode)
     return gg.sum(q * weights(a, 1, q.shape)) + gg.sum(r * weights(a, 2, r.shape))
+
+
+def svd_null_unused(a):
+    """Full U of a (5, 3) input with its null-space columns unused: they are not unique, but no gradient needs them."""
+    u, s, vh = gg.linalg.svd(a, full_matrices=True)
+    return gg.sum(u[:, :3] * u[:, :3] * weights(a, 1, (5, 3))) + gg.sum(s * weights(a, 2, s.shape))
 
 
 def slogdet_fn(a):
@@ -99,6 +116,8 @@ SPECS = [
            draw=lambda rng: square(3, (2,))(rng) + [rng.uniform(-1, 1, (3,))], label="batch_vector"),
     OpSpec("MatrixDeterminant", L.det, [(3, 3)], draw=square(3)),
     OpSpec("MatrixDeterminant", L.det, [(2, 3, 3)], draw=square(3, (2,)), label="batched"),
+    OpSpec("MatrixDeterminant", L.det, [(3, 3)], draw=singular(3, 2), label="singular"),
+    OpSpec("MatrixDeterminant", L.det, [(2, 4, 4)], draw=singular(4, 2, (2,)), label="rank_2_of_4_batched"),
     OpSpec("LogMatrixDeterminant", slogdet_fn, [(2, 3, 3)],
            draw=lambda rng: [square(3, (2,))(rng)[0] * np.array([1.0, -1.0])[:, None, None]]),
     OpSpec("Cholesky", L.cholesky, [(3, 3)], draw=spd(3)),
@@ -106,12 +125,17 @@ SPECS = [
     OpSpec("Cholesky", lambda a: L.cholesky(a, upper=True), [(3, 3)], draw=spd(3), label="upper"),
     OpSpec("Qr", qr_fn, [(4, 3)], draw=rectangular(4, 3)),
     OpSpec("Qr", qr_fn, [(2, 3, 3)], draw=square(3, (2,)), label="batched_square"),
+    OpSpec("Qr", qr_fn, [(3, 5)], draw=rectangular(3, 5), label="wide"),
+    OpSpec("Qr", lambda a: qr_fn(a, "complete"), [(2, 2, 4)], draw=rectangular(2, 4, (2,)), label="wide_complete"),
     OpSpec("SelfAdjointEigV2", eigh_fn(), [(3, 3)], draw=separated(3)),
     OpSpec("SelfAdjointEigV2", eigh_fn("U"), [(2, 3, 3)], draw=separated(3, (2,)), label="upper_batched"),
     OpSpec("Svd", lambda a: L.svd(a, compute_uv=False), [(4, 3)], draw=rectangular(4, 3), label="values"),
     OpSpec("Svd", svd_fn(), [(4, 3)], draw=rectangular(4, 3), label="tall"),
     OpSpec("Svd", svd_fn(), [(3, 4)], draw=rectangular(3, 4), label="wide"),
     OpSpec("Svd", svd_fn(True), [(2, 3, 3)], draw=rectangular(3, 3, (2,)), label="square_full"),
+    OpSpec("Svd", svd_fn(True), [(4, 3)], draw=rectangular(4, 3), label="tall_full"),
+    OpSpec("Svd", svd_fn(True), [(2, 3, 4)], draw=rectangular(3, 4, (2,)), label="wide_full"),
+    OpSpec("Svd", svd_null_unused, [(5, 3)], draw=rectangular(5, 3), label="tall_full_null_unused"),
     OpSpec("Svd", L.pinv, [(4, 3)], draw=rectangular(4, 3), label="pinv"),
     OpSpec("Svd", lambda a, b: L.lstsq(a, b)[0], [(5, 3), (5,)],
            draw=lambda rng: [rectangular(5, 3)(rng)[0], rng.uniform(-1, 1, 5)], label="lstsq_solution"),

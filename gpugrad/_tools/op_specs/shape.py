@@ -1,5 +1,6 @@
 """Specs of the shape ops: reshape (and the ops recorded as reshapes), broadcast_to,
-transpose, concat, stack, split, pad."""
+transpose, concat, stack, split, pad; and the creation ops a tensor fills, recorded as
+broadcasts and selections (full and full_like with a tensor fill, linspace with tensor ends)."""
 import gpugrad as gg
 
 from . import OpSpec
@@ -35,4 +36,9 @@ SPECS = [
     OpSpec("Split", split_sizes_then_concat, [(6, 2)], label="sizes"),
     OpSpec("Pad", lambda x: gg.pad(x, ((1, 2), (0, 1))), [(2, 3)]),
     OpSpec("Pad", lambda x: gg.pad(x * x, 1), [(2, 2)], label="int_squared"),
+    OpSpec("BroadcastTo", lambda v: gg.square(gg.full((2, 3), v)), [()], label="full_tensor_fill"),
+    OpSpec("BroadcastTo", lambda x, v: gg.full_like(x, v) * x, [(2, 3), (3,)], label="full_like_tensor_fill"),
+    OpSpec("Where", lambda a, b: gg.square(gg.linspace(a, b, 5)), [(3,), (2, 1)], label="linspace_tensor_ends"),
+    OpSpec("Mul", lambda a, b: gg.square(gg.linspace(a, b, 4, endpoint=False, axis=-1)), [(3,), ()],
+           label="linspace_no_endpoint"),
 ]
