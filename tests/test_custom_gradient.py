@@ -622,6 +622,20 @@ def test_record_operation_backward_fn_second_order():
     np.testing.assert_allclose(outer.gradient(dy, x).numpy(), 4 * np.exp(2 * x.numpy()), rtol=1e-14)
 
 
+def test_record_operation_backward_fn_reading_a_recorded_forward_value_has_its_second_derivative():
+    x0 = np.array([0.5, 1.0, 2.0])
+    x = gg.tensor(x0)
+    with gg.GradientTape() as outer:
+        outer.watch(x)
+        with gg.GradientTape() as inner:
+            inner.watch(x)
+            e = gg.exp(x)  # recorded: the backward_fn's e stays a function of x for the outer tape
+            y = gg.tensor(e.numpy())
+            gg.record_operation("HostExpFromE", [y], [x], lambda dy: [dy * e])
+        g = inner.gradient(y, x)
+    np.testing.assert_allclose(outer.gradient(g, x).numpy(), np.exp(x0), rtol=1e-14)
+
+
 def test_record_operation_several_inputs_and_outputs():
     a, b = gg.tensor(2.0), gg.tensor(5.0)
     with gg.GradientTape() as tape:
