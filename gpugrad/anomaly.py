@@ -16,9 +16,10 @@ one local variable per record. On, each op pays a finiteness check of its
 outputs (one pass over them, and on a GPU a wait for the result) and a short
 walk up the Python stack.
 
-What it does not see: ops inside a ``@gg.custom_gradient`` function (they run
-with no tape active; the custom op's outputs are checked), and values that no
-op made (data passed in, Variable assignments) until an op reads them.
+Ops inside a ``@gg.custom_gradient`` function are checked as any others (they
+are recorded, as TensorFlow records them), and so are the custom op's outputs.
+What it does not see: values that no op made (data passed in, Variable
+assignments) until an op reads them.
 """
 import contextlib
 import linecache

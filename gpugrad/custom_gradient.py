@@ -4,7 +4,7 @@ import inspect
 
 from . import _nest as nest
 from .errors import GradientError, GradientUsageError
-from ._recorder import active_tapes, paused, record
+from ._recorder import active_tapes, record
 from .tensor import Tensor, ensure_tensor
 
 
@@ -46,6 +46,12 @@ def custom_gradient(f):
     trainable variables, ``grad_fn(*dys, variables=None)`` returns
     ``(input_grads, variable_grads)``.
 
+    As TensorFlow does, the ops ``f`` runs are recorded on the tapes that are
+    active, but only the custom op connects the inputs to ``y``: the gradient
+    of ``y`` is ``grad_fn``'s, while a forward value ``grad_fn`` reads (``e``
+    below) stays a function of the inputs, so an outer tape differentiating
+    ``grad_fn``'s result gets correct second and higher derivatives.
+
     Example:
         >>> import gpugrad as gg
         >>> @gg.custom_gradient
@@ -60,6 +66,15 @@ def custom_gradient(f):
         ...     y = logexp(x)
         >>> y.item(), tape.gradient(y, x).item()
         (100.0, 1.0)
+        >>> x = gg.tensor(0.0, dtype=gg.float64)
+        >>> with gg.GradientTape() as outer:
+        ...     outer.watch(x)
+        ...     with gg.GradientTape() as inner:
+        ...         inner.watch(x)
+        ...         y = logexp(x)
+        ...     dy_dx = inner.gradient(y, x)
+        >>> dy_dx.item(), outer.gradient(dy_dx, x).item()  # sigmoid(0), sigmoid'(0)
+        (0.5, 0.25)
     """
     from .tape import GradientTape
 
@@ -68,10 +83,12 @@ def custom_gradient(f):
         leaves = [ensure_tensor(a) if not isinstance(a, Tensor) and _is_array_like(a) else a
                   for a in nest.flatten(list(args))]
         args = nest.pack_like(list(args), leaves)
+        # As TensorFlow does, f's own ops are recorded on the active tapes, so a value grad_fn reads (an
+        # `e = exp(x)`) stays a function of the inputs for an outer tape: higher derivatives see it. Only the
+        # custom op below connects the inputs to the outputs (fresh tensors no recorded op made).
         reads = GradientTape(watch_accessed_variables=True)
-        with paused():  # f's own ops are not recorded by the outer tapes...
-            with reads:  # ...but this tape notes which variables f reads
-                result = f(*args, **kwargs)
+        with reads:  # this tape notes which variables f reads
+            result = f(*args, **kwargs)
         y, grad_fn = _result_and_grad_fn(f, result)
         flat_y = [t if isinstance(t, Tensor) else ensure_tensor(t) for t in nest.flatten(y)]
         if not active_tapes():

@@ -62,6 +62,10 @@ def RegisterGradient(op_type, *, reads_outputs=True, donates_dy=False):  # noqa:
 def NotDifferentiable(op_type):  # noqa: N802
     """Declare that ``op_type`` has no gradient: its inputs get ``None``.
 
+    gpugrad declares only ops with integer or boolean outputs and ``StopGradient``; an op whose
+    derivative is zero (``Sign``) has a rule returning zeros instead, as in TensorFlow and PyTorch.
+    Each case and its reason: ``gpugrad/_tools/no_gradient.py``.
+
     Example:
         >>> import gpugrad as gg
         >>> gg.NotDifferentiable("DocRound")

@@ -156,6 +156,23 @@ def test_nan_in_a_custom_gradient_function_is_a_backward_anomaly():
     assert f"called from {__file__}:{line_of('op: custom-grad-div')}" in str(e)
 
 
+def test_an_op_inside_a_custom_gradient_function_is_checked_and_named_at_its_line():
+    @gg.custom_gradient
+    def hidden_nan(x):
+        bad = gg.sqrt(x - 2.0)  # op: inside-custom-forward
+        return x * 1.0, lambda dy: dy * gg.sum(bad)
+
+    x = gg.tensor([1.0, 3.0])
+    with gg.detect_anomaly():
+        with gg.GradientTape() as tape:
+            tape.watch(x)
+            with pytest.raises(gg.AnomalyError) as info:
+                hidden_nan(x)
+    e = info.value
+    assert (e.op_type, e.phase, e.value) == ("Sqrt", "forward", "NaN")  # recorded, as TensorFlow records them
+    assert e.lineno == line_of("op: inside-custom-forward")
+
+
 def test_backward_of_an_op_made_before_the_mode_has_no_line():
     x = gg.tensor([0.0, 1.0])
     with gg.GradientTape() as tape:

@@ -172,13 +172,26 @@ def test_integer_variable_indices_are_saved_by_value():
 def test_a_variable_mask_and_clip_bounds_are_saved_by_value():
     x = gg.tensor(np.array([-2.0, 0.5, 2.0], np.float32))
     mask = gg.Variable(np.array([True, False, True]), trainable=False)
-    lo = gg.Variable(np.float32(-1.0), trainable=False)
+    lo = np.array([-1.0, -1.0, -1.0], np.float32)
     with gg.GradientTape() as tape:
         tape.watch(x)
         y = gg.sum(gg.where(mask, x, 0.0) + gg.clip(x, lo, 1.0))
     mask.assign(np.array([False, True, False]))
-    lo.assign(np.float32(-5.0))
+    lo[...] = -5.0
     np.testing.assert_allclose(tape.gradient(y, x).numpy(), [1.0, 1.0, 1.0])  # where: 1,0,1; clip: 0,1,0
+
+
+def test_a_float_variable_clip_bound_is_an_input_and_keeps_the_variable_contract():
+    # a float bound has a gradient (TensorFlow's clip_by_value, PyTorch's clamp), so the op reads the
+    # variable as any op does: assigning it before the gradient is the clear error, never a silent change
+    x = gg.tensor(np.array([-2.0, 0.5, 2.0], np.float32))
+    lo = gg.Variable(np.float32(-1.0), trainable=False)
+    with gg.GradientTape() as tape:
+        tape.watch(x)
+        y = gg.sum(gg.clip(x, lo, 1.0))
+    lo.assign(np.float32(-5.0))
+    with pytest.raises(gg.GradientError, match="assigned after op 'Clip'"):
+        tape.gradient(y, x)
 
 
 def test_every_update_bumps_the_version_once():

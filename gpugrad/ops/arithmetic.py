@@ -15,12 +15,14 @@ import operator
 
 import numpy as np
 
+from .. import _dtypes as _dt
 from ..errors import ShapeError
-from ..registry import NotDifferentiable, RegisterGradient
+from ..registry import RegisterGradient
 from ..tensor import Tensor
 from ..backend import cpu_fast
 from ..backend.cpu_fast import CHEAP
 from .base import CPU, ONE, ZERO, binary, binary_error, emit, public_ops, unary
+from .creation import zeros_like
 from .hot import TRANSCENDENTAL, Check, Range, declare
 from .math import log, reciprocal, square
 
@@ -293,7 +295,8 @@ def _abs_grad_cpu(x, dy, out=None):
 
 def _abs_grad_grad(op, g):
     x, _ = op.inputs
-    return None, abs_grad(x, g)  # sign(x) is piecewise constant
+    # sign(x) is piecewise constant: x gets zeros, as TensorFlow (Sign's gradient) and PyTorch (sgn's) give
+    return (zeros_like(x) if op.needs_grad[0] else None), abs_grad(x, g)
 
 
 abs_grad = declare(
@@ -307,7 +310,7 @@ abs_grad = declare(
 
 
 def sign(x: TensorLike) -> Tensor:
-    """-1, 0 or 1 by the sign of x; not differentiable (gradient None).
+    """-1, 0 or 1 by the sign of x; its gradient is zero (not None), as in TensorFlow and PyTorch.
 
     Example:
         >>> import gpugrad as gg
@@ -318,7 +321,9 @@ def sign(x: TensorLike) -> Tensor:
     return emit("Sign", x._device.xp.sign(x._data), x._device, (x,))
 
 
-NotDifferentiable("Sign")
+@RegisterGradient("Sign", reads_outputs=False)
+def _sign_grad(op, dy):
+    return (zeros_like(op.inputs[0]),)  # piecewise constant: zeros, as TensorFlow's SignGrad and PyTorch's sign
 
 
 # ---------------------------------------------------------------- maximum, minimum, where, clip
@@ -443,15 +448,26 @@ def _where_grad(op, dy):
 
 
 def clip(x: TensorLike, lo: TensorLike, hi: TensorLike) -> Tensor:
-    """x limited to [lo, hi]; the gradient passes where lo <= x <= hi.
+    """x limited to [lo, hi], ``minimum(maximum(x, lo), hi)`` as NumPy's clip.
 
-    A bound of None is no bound, as in NumPy; a NaN in x or in a bound gives NaN
-    (NumPy's rule, on every device).
+    The gradient passes to x where lo <= x <= hi (at a tie x == lo or x == hi it
+    goes to x, as in TensorFlow's clip_by_value and PyTorch's clamp). A bound
+    that is a float tensor (or Variable) has a gradient too, as in both: dy where
+    it is the one picked (lo where x < lo; hi where the result is hi and x is not,
+    so also everywhere when lo > hi, where NumPy's clip gives hi), summed back to
+    the bound's shape. A bound of None is no bound, as in NumPy; a NaN in x or in
+    a bound gives NaN (NumPy's rule, on every device) and no gradient.
 
     Example:
         >>> import gpugrad as gg
         >>> gg.clip(gg.tensor([-1.0, 0.5, 2.0]), 0.0, 1.0).numpy().tolist()
         [0.0, 0.5, 1.0]
+        >>> lo = gg.tensor(0.0)
+        >>> with gg.GradientTape() as tape:
+        ...     tape.watch(lo)
+        ...     y = gg.clip(gg.tensor([-1.0, -2.0, 0.5]), lo, 1.0)
+        >>> tape.gradient(y, lo).item()  # two elements are lo
+        2.0
     """
     x = unary(x)
     xp = x._device.xp
@@ -467,7 +483,11 @@ def clip(x: TensorLike, lo: TensorLike, hi: TensorLike) -> Tensor:
     except ValueError:
         raise ShapeError(f"op 'Clip' cannot broadcast x of shape {x.shape} with bounds of shapes "
                          f"{np.shape(lo_data)} and {np.shape(hi_data)}") from None
-    return emit("Clip", out.astype(x.dtype, copy=False), x._device, (x,), {"lo": lo_data, "hi": hi_data})
+    # float tensor bounds are inputs too (their gradient is dy where they are picked); number bounds attrs only
+    bounds = tuple(name for name, b in (("lo", lo), ("hi", hi)) if isinstance(b, Tensor) and _dt.inexact(b.dtype))
+    inputs = (x,) + tuple(lo if name == "lo" else hi for name in bounds)
+    attrs = {"lo": lo_data, "hi": hi_data, "bounds": bounds} if bounds else {"lo": lo_data, "hi": hi_data}
+    return emit("Clip", out.astype(x.dtype, copy=False), x._device, inputs, attrs)
 
 
 _NUMBERS = frozenset([float, int])
@@ -487,7 +507,19 @@ def _bound(b, device):
 
 @RegisterGradient("Clip", reads_outputs=False, donates_dy=True)
 def _clip_grad(op, dy):
-    return (clip_grad(op.inputs[0], dy, op.attrs["lo"], op.attrs["hi"]),)
+    x = op.inputs[0]
+    lo, hi = op.attrs["lo"], op.attrs["hi"]
+    bounds = op.attrs.get("bounds", ())
+    if not bounds and not getattr(lo, "ndim", 0) and not getattr(hi, "ndim", 0):
+        return (clip_grad(x, dy, lo, hi),)  # number bounds: the fused kernel (it may write into dy's buffer)
+    # array bounds: masks. out = minimum(maximum(x, lo), hi): x passes where lo <= x <= hi (ties: x's, as
+    # TensorFlow and PyTorch); hi is picked where maximum(x, lo) > hi, lo where x < lo and hi is not (TensorFlow's
+    # ClipByValueGrad masks, which agree wherever lo <= hi); the engine sums each to its input's shape
+    xp, xd = x._device.xp, x._data
+    to_hi = xp.maximum(xd, lo) > hi
+    masks = {"x": (xd >= lo) & (xd <= hi), "hi": to_hi, "lo": (xd < lo) & ~to_hi}
+    return tuple(where(masks[name], dy, 0.0) if need else None
+                 for name, need in zip(("x",) + bounds, op.needs_grad))
 
 
 def _clip_grad_cpu(x, dy, out=None, lo=None, hi=None):

@@ -39,6 +39,15 @@ def with_exact_zeros(rng):
     return [np.where(np.arange(x.size).reshape(S) % 3 == 0, 0.0, x)]
 
 
+def clip_with_tensor_bounds(crossed):
+    """x away from bounds that broadcast against it ((4,) and (3, 1)); ``crossed``: lo > hi (NumPy's clip gives hi)."""
+    def draw(rng):
+        x = rng.choice([-1.5, -0.5, 0.3, 0.8, 1.7], size=S) + rng.uniform(-0.1, 0.1, S)
+        lo, hi = rng.uniform(-1.1, -0.9, (4,)), rng.uniform(0.9, 1.1, (3, 1))
+        return [x, -lo, -hi] if crossed else [x, lo, hi]
+    return draw
+
+
 def away_from_clip_bounds(rng):
     """x away from the bounds -1 and 1 of clip, and an upstream gradient."""
     x = rng.choice([-1.5, -0.5, 0.3, 0.8, 1.7], size=S) + rng.uniform(-0.1, 0.1, S)
@@ -68,6 +77,9 @@ SPECS = [
     OpSpec("Where", lambda x, y: gg.where(np.arange(12).reshape(S) % 3 == 0, x, y), [S, (4,)]),
     OpSpec("Clip", lambda x: gg.clip(x, -1.0, 1.0), [S],
            draw=lambda rng: [rng.choice([-1.5, -0.5, 0.3, 0.8, 1.7], size=S) + rng.uniform(-0.1, 0.1, S)]),
+    OpSpec("Clip", gg.clip, [S, (4,), (3, 1)], draw=clip_with_tensor_bounds(False), label="tensor_bounds"),
+    OpSpec("Clip", gg.clip, [S, (4,), (3, 1)], draw=clip_with_tensor_bounds(True), label="crossed_bounds"),
+    OpSpec("Sign", gg.sign, [S], away_from_zero=0.1),
     # math
     OpSpec("Square", gg.square, [S]),
     OpSpec("SquareGrad", ops.square_grad, [S, S]),
