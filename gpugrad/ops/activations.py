@@ -18,8 +18,7 @@ from ..backend.cpu_fast import CHEAP, COSTLY
 from ..registry import RegisterGradient
 from ..tensor import Tensor
 from .arithmetic import abs, multiply, sign, where  # noqa: A004 - NumPy's name
-from .base import CPU, ONE, constant_arg, elementwise, emit, public_ops, unary
-from .creation import zeros_like
+from .base import CPU, ONE, constant_arg, elementwise, emit, public_ops, unary, zeros_of
 from .hot import TRANSCENDENTAL, Check, Range, declare
 from .. import _dtypes as _dt
 
@@ -180,7 +179,7 @@ def _relu_grad_cpu(y, dy, out=None):
 def _relu_grad_grad(op, g):
     y, _ = op.inputs
     # piecewise linear: y gets zeros, as TensorFlow's ReluGradGrad and PyTorch's threshold_backward give
-    return (zeros_like(y) if op.needs_grad[0] else None), relu_grad(y, g)
+    return (zeros_of(y) if op.needs_grad[0] else None), relu_grad(y, g)
 
 
 relu_grad = declare(
@@ -223,7 +222,7 @@ def _leaky_relu_grad_cpu(x, dy, out=None, alpha=0.2):
 def _leaky_relu_grad_grad(op, g):
     x, _ = op.inputs
     # piecewise linear: x gets zeros, as TensorFlow's LeakyReluGradGrad and PyTorch's leaky_relu_backward give
-    return (zeros_like(x) if op.needs_grad[0] else None), leaky_relu_grad(x, g, op.attrs["alpha"])
+    return (zeros_of(x) if op.needs_grad[0] else None), leaky_relu_grad(x, g, op.attrs["alpha"])
 
 
 leaky_relu_grad = declare(

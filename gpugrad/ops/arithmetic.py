@@ -21,8 +21,7 @@ from ..registry import RegisterGradient
 from ..tensor import Tensor
 from ..backend import cpu_fast
 from ..backend.cpu_fast import CHEAP
-from .base import CPU, ONE, ZERO, binary, binary_error, emit, public_ops, unary
-from .creation import zeros_like
+from .base import CPU, ONE, ZERO, binary, binary_error, emit, public_ops, unary, zeros_of
 from .hot import TRANSCENDENTAL, Check, Range, declare
 from .math import log, reciprocal, square
 
@@ -296,7 +295,7 @@ def _abs_grad_cpu(x, dy, out=None):
 def _abs_grad_grad(op, g):
     x, _ = op.inputs
     # sign(x) is piecewise constant: x gets zeros, as TensorFlow (Sign's gradient) and PyTorch (sgn's) give
-    return (zeros_like(x) if op.needs_grad[0] else None), abs_grad(x, g)
+    return (zeros_of(x) if op.needs_grad[0] else None), abs_grad(x, g)
 
 
 abs_grad = declare(
@@ -323,7 +322,7 @@ def sign(x: TensorLike) -> Tensor:
 
 @RegisterGradient("Sign", reads_outputs=False)
 def _sign_grad(op, dy):
-    return (zeros_like(op.inputs[0]),)  # piecewise constant: zeros, as TensorFlow's SignGrad and PyTorch's sign
+    return (zeros_of(op.inputs[0]),)  # piecewise constant: zeros, as TensorFlow's SignGrad and PyTorch's sign
 
 
 # ---------------------------------------------------------------- maximum, minimum, where, clip

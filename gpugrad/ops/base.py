@@ -31,6 +31,11 @@ def unary(x: TensorLike) -> Tensor:
     return x if isinstance(x, Tensor) else ensure_tensor(x)
 
 
+def zeros_of(like: Tensor) -> Tensor:
+    """Zeros with ``like``'s shape, dtype and device that no tape follows (``gg.zeros_like``; a rule's zero gradient)."""
+    return Tensor._wrap(like._device.xp.zeros_like(like._data), like._device)
+
+
 def scalar_tensor(value: float, like: Tensor) -> Tensor:
     """A cached 0-d tensor of Python number ``value`` in ``like``'s float dtype and device.
 

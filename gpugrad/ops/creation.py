@@ -19,8 +19,8 @@ from .. import _dtypes as _dt
 from ..backend import get_device
 from ..errors import DeviceError, DTypeError, ShapeError
 from ..tensor import Tensor
+from .base import public_ops, unary, zeros_of
 from .arithmetic import add, multiply, subtract, where
-from .base import public_ops, unary
 from .control import cast
 from .shape import broadcast_to, reshape
 
@@ -104,7 +104,7 @@ def zeros_like(x: TensorLike) -> Tensor:
         >>> gg.zeros_like(gg.tensor([1.0, 2.0])).numpy().tolist()
         [0.0, 0.0]
     """
-    return Tensor._wrap(x._device.xp.zeros_like(x._data), x._device)
+    return zeros_of(x)
 
 
 def ones_like(x: TensorLike) -> Tensor:

@@ -297,8 +297,6 @@ def _slogdet_grad(op, dsign, dlogdet):
     singular = sign._data == 0
     if bool(xp.any(singular)):
         if not bool(xp.any(dlogdet._data[singular] != 0)):  # nothing flows in where it is unbounded
-            if bool(xp.all(singular)):
-                return (None,)
             safe = where(singular[..., None, None], _eye(a.shape[-1], a), a)  # an invertible stand-in there
             return (multiply(_as_matrix_scalar(dlogdet), _mT(inv(safe))),)
         raise LinAlgError(f"the gradient of op 'LogMatrixDeterminant' (slogdet) of shape {a.shape} is unbounded at "
