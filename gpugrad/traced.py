@@ -54,9 +54,10 @@ from . import anomaly
 from ._recorder import _thread_stack
 from ._tracing import state
 from ._tracing.capture import Capture, Untraceable
+from ._tracing.guards import Guards
 from ._tracing.plan import compile_plan
 from . import mixed_precision as _mp
-from .backend import _current_default
+from .backend import CPU, _current_default
 from .tensor import Tensor, Variable
 
 __all__ = ["function", "Function"]
@@ -84,12 +85,19 @@ def function(fn=None, *, max_traces=32):
 
 
 class _Trace:
-    """One signature's plan, or why it runs eagerly."""
+    """One signature's plan, or why it runs eagerly; ``guards``: the Python state the trace read
+    (:mod:`gpugrad._tracing.guards`); ``held``: the arguments its signature knows by identity, kept alive
+    so that no other object takes their address while the trace is cached."""
 
-    __slots__ = ("plan", "eager_reason")
+    __slots__ = ("plan", "eager_reason", "guards", "held")
 
-    def __init__(self, plan, eager_reason=None):
-        self.plan, self.eager_reason = plan, eager_reason
+    def __init__(self, plan, eager_reason=None, guards=None, held=()):
+        self.plan, self.eager_reason, self.guards, self.held = plan, eager_reason, guards, held
+
+    def holds(self):
+        """Whether a replay may run: the variables the steps are bound to live where they did, and the
+        Python state the trace read is what it was."""
+        return self.plan.bound_to_variables() and (self.guards is None or self.guards.hold())
 
 
 class Function:
@@ -161,7 +169,7 @@ class Function:
             return self._eagerly(args, kwargs)
         flat = args if not kwargs and not any(a.__class__ in _CONTAINERS for a in args) \
             else nest.flatten([list(args), kwargs])
-        tensors, first, parts, aliases = [], {}, [], []
+        arrays, first, parts, aliases = [], {}, [], []
         for x in flat:
             if isinstance(x, Tensor):
                 if isinstance(x, Variable):
@@ -169,19 +177,23 @@ class Function:
                     continue
                 d = x._data
                 parts.append(("T", d.shape, d.dtype.str, d.strides, x._device.name))
-                k = first.get(id(x))
-                if k is None:
-                    k = first[id(x)] = len(tensors)
-                    tensors.append(x)
-                aliases.append(k)
+            elif x.__class__ is np.ndarray:  # by value, as a tensor: its data is fed to the replay
+                d = x
+                parts.append(("N", d.shape, d.dtype.str, d.strides))
             else:
                 parts.append(_key(x))
+                continue
+            k = first.get(id(x))
+            if k is None:
+                k = first[id(x)] = len(arrays)
+                arrays.append(d)
+            aliases.append(k)
         signature = (tuple(parts), _current_default().name, tuple(aliases),
                      _mp.compute_dtype() if _mp.active else None)  # a policy changes what the ops compute
         with self._lock:
             trace = self._traces.get(signature)
-            if trace is not None and trace.plan is not None and not trace.plan.bound_to_variables():
-                del self._traces[signature]  # a variable's array was replaced: trace again
+            if trace is not None and trace.plan is not None and not trace.holds():
+                del self._traces[signature]  # a variable's array replaced, or Python state read changed: trace again
                 trace = None
             if trace is None:
                 return self._trace(signature, args, kwargs, list(flat))
@@ -189,7 +201,7 @@ class Function:
                 self._traces.move_to_end(signature)
             if trace.plan is None:
                 return self._fn(*args, **kwargs)
-            return trace.plan.run(tensors)
+            return trace.plan.run(arrays)
 
     def _eagerly(self, args, kwargs):
         """Run the function op by op: a tape records, an outer trace captures, anomaly mode, or a profiler."""
@@ -204,10 +216,15 @@ class Function:
         capture = Capture(allow_new_variables=self.trace_count == 0)
         traced = {}
         for x in flat:
-            if isinstance(x, Tensor) and not isinstance(x, Variable) and id(x) not in traced:
+            if id(x) in traced:
+                continue
+            if isinstance(x, Tensor) and not isinstance(x, Variable):
                 traced[id(x)] = capture.input(x)
+            elif x.__class__ is np.ndarray:
+                traced[id(x)] = capture.input_array(x, CPU)
         structure = [list(args), kwargs]
-        leaves = [traced.get(id(x), x) if isinstance(x, Tensor) else x for x in flat]
+        leaves = [traced.get(id(x), x) for x in flat]
+        held = [x for x in flat if not isinstance(x, Tensor) and x.__class__ is not np.ndarray and _key(x)[0] == "id"]
         t_args, t_kwargs = nest.pack_like(structure, leaves)
         self.trace_count += 1
         result = None
@@ -218,11 +235,11 @@ class Function:
         except Untraceable as e:
             # the trace ran the function once with its effects (variables updated, generators drawn from):
             # this call's result is the trace's, and later calls run eagerly
-            self._store(signature, _Trace(None, str(e)))
+            self._store(signature, _Trace(None, str(e), held=held))
             warnings.warn(f"gg.function({getattr(self._fn, '__name__', 'fn')}) runs eagerly for this signature: {e}",
                           RuntimeWarning, stacklevel=3)
             return _copied(result)
-        self._store(signature, _Trace(plan))
+        self._store(signature, _Trace(plan, guards=Guards(capture.modules.values(), self._fn), held=held))
         return plan.result()
 
     def _store(self, signature, trace):
@@ -249,8 +266,6 @@ _CONTAINERS = (list, tuple, dict)
 
 def _key(x):
     """The signature's part for an argument that is not a tensor: its value, or its identity if unhashable."""
-    if isinstance(x, np.ndarray):
-        return ("A", id(x))
     try:
         hash(x)
     except TypeError:
