@@ -8,10 +8,33 @@ prebound to its output buffer: no tape, no gradient-rule lookup, no Tensor per o
 a replay computes with the same array calls in the same order as the eager call, so to the
 same bits.
 
-The signature: the shape, dtype, memory layout (strides) and device of each tensor argument, and
-which arguments are one tensor; the value of every other argument (Python numbers, strings, ``None``; any other object
-by identity); the default device; the precision policy (``gg.autocast``). Variables are captured by reference: a replay reads and updates them where they
-live, so a variable assigned between calls is seen by the next one.
+The replay rules: a replay runs only while what its trace read still holds, and what cannot be
+proven to compute what the eager call computes runs eagerly (``tf.function``'s signature and
+``torch.compile``'s guards and graph breaks):
+
+- The signature (a new one traces again): the shape, dtype, memory layout (strides) and device of
+  each tensor argument, and which arguments are one tensor; NumPy array arguments by value, as
+  ``tf.function`` takes them as tensors: their shape, dtype and strides make the signature and each
+  call's data is fed to the replay, so a fresh array every step replays, an array written in place
+  gives its new values, and an address is never mistaken for the data; the value of every other
+  argument (Python numbers, strings, ``None``, and the items of lists, tuples and dicts, so a new
+  value traces again, as in TensorFlow); any other object by identity; the default device; the
+  precision policy (``gg.autocast``).
+- Guards (a change traces again; :mod:`gpugrad._tracing.guards`): every Module called while
+  tracing: its ``training`` flag, which Variables and sub-modules it holds, and its Python settings
+  (a dropout rate, an attribute added); the function's closure cells and the globals it names:
+  Python numbers and NumPy arrays by value, Variables and other objects by identity (a Variable
+  rebound to a new one is read). Attributes of other objects, and closures of the functions it
+  calls, are not guarded (as ``tf.function``): pass what changes as an argument. Variables are captured
+  by reference: a replay reads and updates them where they live, so a variable assigned between
+  calls is seen by the next one, and one whose array is replaced (another shape) traces again.
+- Data-dependent shapes run eagerly: an op whose output shape comes from the values of traced data
+  (boolean-mask indexing, ``nonzero`` and one-argument ``where``, ``repeat``, ``tile`` and ``pad``
+  by a tensor, ``lstsq``) declares it where it runs; the function then runs eagerly, every call,
+  with the op and line in :meth:`Function.diagnostics` and one warning (``torch.compile``'s graph
+  break). A constant mask (not traced) replays.
+- Random draws (``gg.random``, dropout) run again on every replay, from the generator's state then,
+  as the eager call draws; optimizer updates and variable assignments too.
 
 What a trace follows, and what it does not (as ``tf.function``):
 
@@ -20,11 +43,14 @@ What a trace follows, and what it does not (as ``tf.function``):
   latest call.
 - Reading a traced value on the host inside the function — ``.item()``, ``.numpy()``,
   ``float(t)``, ``bool(t)``, ``if t > 0:`` — raises :class:`gpugrad.TraceError` naming the line:
-  the trace would freeze that branch. Compute with ops (``gg.where``) instead.
+  the trace would freeze that branch. Compute with ops (``gg.where``) instead. NumPy work on a NumPy
+  argument outside gpugrad's ops (``np.mean(a)``, ``a * 2``, ``a[0]``) raises the same way; views
+  of it (slices, reshapes, ``.T``) and gpugrad ops on it are traced.
 - A variable may be created on the first trace only; creating one on a later trace raises.
 - Work the capture cannot replay exactly (an op that raised and was caught, an array made
-  outside gpugrad's ops) makes that signature run eagerly, every call, with the reason in
-  :meth:`Function.diagnostics` and one warning.
+  outside gpugrad's ops, an argument that is another library's array) makes that signature run
+  eagerly, every call, with the reason in :meth:`Function.diagnostics` and one warning. A replay
+  that meets an array unlike its trace's raises :class:`gpugrad.TraceError`, never copies it in.
 - Called while a GradientTape of the thread records, or under ``gg.detect_anomaly()``, the
   function runs eagerly, so the tape sees every op; so it does, with one warning, while a
   profiler holds ``sys.setprofile`` (cProfile), the hook a trace uses.
@@ -66,8 +92,14 @@ __all__ = ["function", "Function"]
 def function(fn=None, *, max_traces=32):
     """Trace ``fn`` once per input signature and replay the trace on later calls (``tf.function``).
 
-    Use as ``@gg.function``, ``@gg.function(max_traces=8)`` or ``gg.function(fn)``. See
-    :mod:`gpugrad.traced` for what is traced and what is not.
+    Use as ``@gg.function``, ``@gg.function(max_traces=8)`` or ``gg.function(fn)``. A replay runs
+    only while what the trace read still holds: the signature (tensor arguments' shapes, dtypes and
+    devices; NumPy arguments by shape and dtype, their data fed by value; other Python arguments by
+    value), and guards on the Modules called (``training``, their Variables and settings) and on the
+    function's closure and globals (numbers and NumPy arrays by value, Variables by identity); a
+    change traces again. An op whose output shape depends on traced values (boolean-mask indexing,
+    ``nonzero``) makes the function run eagerly, with the reason in :meth:`Function.diagnostics`.
+    See :mod:`gpugrad.traced` for the full rules.
 
     Example:
         >>> import gpugrad as gg
@@ -76,6 +108,14 @@ def function(fn=None, *, max_traces=32):
         ([2.0], [5.436563968658447])
         >>> f.trace_count
         1
+        >>> g = gg.function(lambda x: gg.sum(x[x > 0.0]))  # a mask from the data: runs eagerly
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore", RuntimeWarning)  # the one "runs eagerly" warning
+        ...     print(g(gg.tensor([1.0, -2.0, 3.0])).item(), g(gg.tensor([1.0, 2.0, 3.0])).item())
+        4.0 6.0
+        >>> "boolean-mask indexing" in g.diagnostics()[0]
+        True
     """
     if fn is None:
         return functools.partial(function, max_traces=max_traces)
@@ -140,7 +180,7 @@ class Function:
         return self._fn
 
     def diagnostics(self):
-        """One line per cached trace: its signature's tensors, steps and buffers, or why it runs eagerly.
+        """One line per cached trace: its steps, buffers and guards, or why it runs eagerly (the op and line).
 
         Example:
             >>> import gpugrad as gg
@@ -159,7 +199,8 @@ class Function:
             calls = ", ".join(st["calls"][:12]) + (" ..." if len(st["calls"]) > 12 else "")
             lines.append(f"trace {i} ({where}): {st['kernel_steps']} kernel steps, {st['call_steps']} call steps"
                          f"{' (' + calls + ')' if calls else ''}, {st['buffers']} buffers "
-                         f"({st['buffers_shared']} outputs in shared buffers); {st.get('graph', 'no CUDA graph')}")
+                         f"({st['buffers_shared']} outputs in shared buffers); {st.get('graph', 'no CUDA graph')}"
+                         f"{_guarded(trace.guards)}")
         return lines
 
     def __call__(self, *args, **kwargs):
@@ -213,6 +254,16 @@ class Function:
         return self._fn(*args, **kwargs)
 
     def _trace(self, signature, args, kwargs, flat):
+        foreign = next((x for x in flat if not isinstance(x, Tensor) and x.__class__ is not np.ndarray
+                        and _foreign_array(x)), None)
+        if foreign is not None:
+            reason = (f"an argument is a {type(foreign).__module__}.{type(foreign).__name__}, whose data a replay "
+                      f"cannot feed; pass a gpugrad tensor (gg.as_tensor shares its memory) or a NumPy array")
+            self.trace_count += 1
+            self._store(signature, _Trace(None, reason))
+            warnings.warn(f"gg.function({getattr(self._fn, '__name__', 'fn')}) runs eagerly for this signature: "
+                          f"{reason}", RuntimeWarning, stacklevel=3)
+            return self._fn(*args, **kwargs)
         capture = Capture(allow_new_variables=self.trace_count == 0)
         traced = {}
         for x in flat:
@@ -239,7 +290,9 @@ class Function:
             warnings.warn(f"gg.function({getattr(self._fn, '__name__', 'fn')}) runs eagerly for this signature: {e}",
                           RuntimeWarning, stacklevel=3)
             return _copied(result)
-        self._store(signature, _Trace(plan, guards=Guards(capture.modules.values(), self._fn), held=held))
+        from .nn.module import Module  # (nn imports this module's package)
+        modules = list(capture.modules.values()) + [x for x in flat if isinstance(x, Module)]  # self of a method too
+        self._store(signature, _Trace(plan, guards=Guards(modules, self._fn), held=held))
         return plan.result()
 
     def _store(self, signature, trace):
@@ -249,6 +302,12 @@ class Function:
 
     def __repr__(self):
         return f"<gg.function {getattr(self._fn, '__qualname__', self._fn)!r}, {self.trace_count} traces>"
+
+
+def _guarded(guards):
+    if guards is None:
+        return ""
+    return f"; guards: {len(guards)} Python values, {guards.n_modules} modules"
 
 
 def _copied(result):
@@ -264,8 +323,18 @@ def _copied(result):
 _CONTAINERS = (list, tuple, dict)
 
 
+def _foreign_array(x):
+    """Whether ``x`` is an array a trace cannot feed by value: not a NumPy ndarray or a gpugrad tensor (a
+    CuPy or PyTorch array, an ndarray subclass); a NumPy scalar is a value."""
+    return not isinstance(x, np.generic) and (
+        hasattr(x, "__cuda_array_interface__") or hasattr(x, "__array_interface__") or hasattr(x, "__dlpack__"))
+
+
 def _key(x):
-    """The signature's part for an argument that is not a tensor: its value, or its identity if unhashable."""
+    """The signature's part for an argument that is neither a tensor nor a NumPy array: its value, or its
+    identity if unhashable; another library's array by its shape and dtype (it runs eagerly)."""
+    if _foreign_array(x):
+        return ("F", type(x), tuple(getattr(x, "shape", ())), str(getattr(x, "dtype", "")))
     try:
         hash(x)
     except TypeError:

@@ -203,6 +203,23 @@ def test_a_modules_python_setting_is_guarded():
     assert traced.trace_count == 2
 
 
+def test_a_traced_methods_module_is_guarded():
+    class Model(gg.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = 2.0
+
+        @gg.function
+        def step(self, x):
+            return x * self.scale
+
+    m = Model()
+    x = gg.tensor([1.0])
+    assert m.step(x).item() == 2.0
+    m.scale = 3.0
+    assert m.step(x).item() == 3.0
+
+
 def _closure_over_a_number():
     scale = 2.0
 
