@@ -69,6 +69,7 @@ Example:
 """
 import collections
 import functools
+import random
 import sys
 import threading
 import warnings
@@ -79,7 +80,7 @@ from . import _nest as nest
 from . import anomaly
 from ._recorder import _thread_stack
 from ._tracing import state
-from ._tracing.capture import Capture, Untraceable
+from ._tracing.capture import Capture, TracedArray, Untraceable
 from ._tracing.guards import Guards
 from ._tracing.plan import compile_plan
 from . import mixed_precision as _mp
@@ -280,8 +281,12 @@ class Function:
         self.trace_count += 1
         result = None
         try:
+            before = _host_random_state()
             with capture:
                 result = self._fn(*t_args, **t_kwargs)
+            if _host_random_state() != before:
+                raise Untraceable("the function draws from NumPy's or Python's global random generator, whose "
+                                  "values a replay would repeat; draw with gg.random (replayed) or pass them in")
             plan = compile_plan(capture, result)
         except Untraceable as e:
             # the trace ran the function once with its effects (variables updated, generators drawn from):
@@ -289,7 +294,7 @@ class Function:
             self._store(signature, _Trace(None, str(e), held=held))
             warnings.warn(f"gg.function({getattr(self._fn, '__name__', 'fn')}) runs eagerly for this signature: {e}",
                           RuntimeWarning, stacklevel=3)
-            return _copied(result)
+            return _copied(result, {id(t): x for x in flat for t in (traced.get(id(x)),) if t is not None})
         from .nn.module import Module  # (nn imports this module's package)
         modules = list(capture.modules.values()) + [x for x in flat if isinstance(x, Module)]  # self of a method too
         self._store(signature, _Trace(plan, guards=Guards(modules, self._fn), held=held))
@@ -304,20 +309,33 @@ class Function:
         return f"<gg.function {getattr(self._fn, '__qualname__', self._fn)!r}, {self.trace_count} traces>"
 
 
+def _host_random_state():
+    """Where NumPy's global generator (``np.random.seed``'s) and Python's ``random`` stand: a trace that moves
+    them drew host random numbers, which its replays would repeat."""
+    _, keys, pos, has_gauss, gauss = np.random.get_state()
+    return keys.tobytes(), pos, has_gauss, gauss, random.getstate()
+
+
 def _guarded(guards):
     if guards is None:
         return ""
     return f"; guards: {len(guards)} Python values, {guards.n_modules} modules"
 
 
-def _copied(result):
-    leaves = [Tensor._wrap(x._data.copy(), x._device) if isinstance(x, Tensor) and not isinstance(x, Variable)
-              else x for x in nest.flatten(result)] if isinstance(result, (list, tuple, dict)) else None
-    if leaves is None:
-        if isinstance(result, Tensor) and not isinstance(result, Variable):
-            return Tensor._wrap(result._data.copy(), result._device)
-        return result
-    return nest.pack_like(result, leaves)
+def _copied(result, originals=None):
+    """The trace's ``result`` as the caller's: tensors copied out of the trace's buffers, a NumPy argument
+    (``originals``: id of what the trace was given -> the caller's array) the caller's own, a view of one
+    a plain copy."""
+    def leaf(x):
+        if isinstance(x, Tensor) and not isinstance(x, Variable):
+            return Tensor._wrap(x._data.copy(), x._device)
+        if isinstance(x, TracedArray):
+            own = (originals or {}).get(id(x))
+            return own if own is not None else np.array(x.view(np.ndarray))
+        return x
+    if not isinstance(result, (list, tuple, dict)):
+        return leaf(result)
+    return nest.pack_like(result, [leaf(x) for x in nest.flatten(result)])
 
 
 _CONTAINERS = (list, tuple, dict)

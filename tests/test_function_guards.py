@@ -161,6 +161,25 @@ def test_views_of_a_numpy_argument_follow_each_calls_values():
     assert traced.trace_count == 1
 
 
+def test_returning_a_numpy_argument_runs_eagerly_and_gives_the_callers_array():
+    traced = gg.function(lambda x, a: (x * 2.0, a))
+    for i in range(2):
+        a = np.full(2, float(i))
+        out = _quiet(traced, gg.tensor([1.0, 1.0]), a)
+        assert out[1] is a
+    assert "returns a NumPy argument" in traced.diagnostics()[0]
+
+
+@pytest.mark.parametrize("draw", [lambda: np.random.rand(2), lambda: [__import__("random").random()] * 2],
+                         ids=["numpy_global", "python_random"])
+def test_a_host_random_draw_runs_eagerly_so_each_call_draws_anew(draw):
+    traced = gg.function(lambda x: x * gg.tensor(np.asarray(draw(), np.float32)))
+    x = gg.tensor([1.0, 1.0])
+    first, second = _quiet(traced, x).numpy(), _quiet(traced, x).numpy()
+    assert not np.array_equal(first, second)
+    assert "global random generator" in traced.diagnostics()[0]
+
+
 # --------------------------------------------------------------------------- Python state read
 
 

@@ -629,4 +629,7 @@ class Capture:
             self._check_birth(leaf._data)
             if id(leaf) in self.tensors or self.known_array(leaf._data):
                 return ("buffer", leaf._data, leaf._device)
+        elif _is_array(leaf) and (isinstance(leaf, TracedArray) or self.known_array(leaf)):
+            raise Untraceable("the function returns a NumPy argument or a view of it: a replay holds the trace's "
+                              "buffer, not the caller's array")
         return ("value", leaf)
