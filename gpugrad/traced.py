@@ -130,10 +130,11 @@ class _Trace:
     (:mod:`gpugrad._tracing.guards`); ``held``: the arguments its signature knows by identity, kept alive
     so that no other object takes their address while the trace is cached."""
 
-    __slots__ = ("plan", "eager_reason", "guards", "held")
+    __slots__ = ("plan", "eager_reason", "guards", "held", "why")
 
     def __init__(self, plan, eager_reason=None, guards=None, held=()):
         self.plan, self.eager_reason, self.guards, self.held = plan, eager_reason, guards, held
+        self.why = None  # what changed, when a guard made this trace
 
     def holds(self):
         """Whether a replay may run: the variables the steps are bound to live where they did, and the
@@ -164,6 +165,7 @@ class Function:
         self._lock = threading.RLock()
         self.trace_count = 0
         self._warned_profiler = False
+        self._guard_retraces = 0
         functools.update_wrapper(self, fn)
 
     def __get__(self, instance, owner):
@@ -201,7 +203,7 @@ class Function:
             lines.append(f"trace {i} ({where}): {st['kernel_steps']} kernel steps, {st['call_steps']} call steps"
                          f"{' (' + calls + ')' if calls else ''}, {st['buffers']} buffers "
                          f"({st['buffers_shared']} outputs in shared buffers); {st.get('graph', 'no CUDA graph')}"
-                         f"{_guarded(trace.guards)}")
+                         f"{_guarded(trace.guards)}{'; traced again: ' + trace.why if trace.why else ''}")
         return lines
 
     def __call__(self, *args, **kwargs):
@@ -234,11 +236,13 @@ class Function:
                      _mp.compute_dtype() if _mp.active else None)  # a policy changes what the ops compute
         with self._lock:
             trace = self._traces.get(signature)
+            why = None
             if trace is not None and trace.plan is not None and not trace.holds():
                 del self._traces[signature]  # a variable's array replaced, or Python state read changed: trace again
+                why = self._guard_failed(trace)
                 trace = None
             if trace is None:
-                return self._trace(signature, args, kwargs, list(flat))
+                return self._trace(signature, args, kwargs, list(flat), why)
             if len(self._traces) > 1:
                 self._traces.move_to_end(signature)
             if trace.plan is None:
@@ -254,7 +258,21 @@ class Function:
                           RuntimeWarning, stacklevel=3)
         return self._fn(*args, **kwargs)
 
-    def _trace(self, signature, args, kwargs, flat):
+    def _guard_failed(self, trace):
+        """What made ``trace`` stale; warns once when guards have made this function trace again 5 times
+        (as ``tf.function`` warns of frequent retracing)."""
+        if not trace.plan.bound_to_variables():
+            why = "a variable's array was replaced"
+        else:
+            why = f"{trace.guards.changed} changed"
+        self._guard_retraces += 1
+        if self._guard_retraces == 5:
+            warnings.warn(f"gg.function({getattr(self._fn, '__name__', 'fn')}) has traced again 5 times because "
+                          f"Python state it reads changed (last: {why}); pass what changes as an argument, or "
+                          f"keep it fixed", RuntimeWarning, stacklevel=4)
+        return why
+
+    def _trace(self, signature, args, kwargs, flat, why=None):
         foreign = next((x for x in flat if not isinstance(x, Tensor) and x.__class__ is not np.ndarray
                         and _foreign_array(x)), None)
         if foreign is not None:
@@ -297,7 +315,9 @@ class Function:
             return _copied(result, {id(t): x for x in flat for t in (traced.get(id(x)),) if t is not None})
         from .nn.module import Module  # (nn imports this module's package)
         modules = list(capture.modules.values()) + [x for x in flat if isinstance(x, Module)]  # self of a method too
-        self._store(signature, _Trace(plan, guards=Guards(modules, self._fn), held=held))
+        made = _Trace(plan, guards=Guards(modules, self._fn), held=held)
+        made.why = why
+        self._store(signature, made)
         return plan.result()
 
     def _store(self, signature, trace):

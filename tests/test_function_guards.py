@@ -277,6 +277,11 @@ def test_a_global_the_function_names_is_guarded():
         assert traced(x).item() == 2.0
         GLOBAL_SCALE = 4.0
         assert traced(x).item() == 4.0
+        assert "traced again: GLOBAL_SCALE (global) changed" in traced.diagnostics()[0]
+        with pytest.warns(RuntimeWarning, match="traced again 5 times.*GLOBAL_SCALE"):
+            for i in range(4):
+                GLOBAL_SCALE = 5.0 + i
+                assert traced(x).item() == 5.0 + i
     finally:
         GLOBAL_SCALE = 2.0
 

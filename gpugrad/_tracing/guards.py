@@ -34,7 +34,6 @@ Example:
     >>> guard.hold()
     False
 """
-import itertools
 import operator
 import types
 
@@ -43,8 +42,6 @@ import numpy as np
 _BY_VALUE = (bool, int, float, complex, str, bytes, type(None))
 _DEPTH = 2  # containers deeper than this inside a kept value are compared by identity only
 _MISSING = object()
-_MISSINGS = itertools.repeat(_MISSING)
-_CELLS = object()  # the keys of a group of closure cells
 _contents = operator.attrgetter("cell_contents")
 _is = operator.is_
 
@@ -52,84 +49,116 @@ _is = operator.is_
 class Guards:
     """A snapshot of ``modules``' attributes and ``fn``'s closure and globals; :meth:`hold` compares it.
 
-    ``kept``: ``(source, key, kept value)``, where ``source[key]`` (cell ``source``'s contents, ``key``
-    None) is read; ``groups``: ``(source, keys, values, size)`` for the identity check; ``arrays``:
-    ``(array, copy)`` for the arrays kept by value.
+    ``kept``: ``(source, key, kept value, label)``, where ``source[key]`` (cell ``source``'s contents,
+    ``key`` None) is read, for the comparison by value; ``sources[i][keys[i]] is values[i]`` and
+    ``cells[i].cell_contents is contents[i]`` for the identity check, ``sized`` of lengths ``sizes``;
+    ``arrays``: ``(array, copy, label)`` for the arrays kept by value.
     """
 
-    __slots__ = ("modules", "fn", "kept", "groups", "arrays", "n_modules")
+    __slots__ = ("modules", "fn", "kept", "arrays", "n_modules", "changed", "sized", "sizes", "sources", "keys",
+                 "values", "cells", "contents")
 
     def __init__(self, modules=(), fn=None):
         self.modules = [m for m in modules if hasattr(m, "__dict__")]
         self.fn = getattr(fn, "__func__", fn)
+        self.changed = None  # what differed when :meth:`hold` last said False (a name, for a message)
         self._snapshot()
 
     def _snapshot(self):
-        kept, groups, arrays = [], [], []
+        kept, arrays = [], []
+        sized, sizes = [], []  # containers whose length is kept
+        sources, keys, values = [], [], []  # source[key] is values[i], checked by identity
+        cells, contents = [], []  # closure cells and their contents, checked by identity
+
+        def watch(source, key, value):
+            sources.append(source)
+            keys.append(key)
+            values.append(value)
+
+        def watch_items(k):  # a kept list, tuple or dict: its length and items
+            kind, value, extra = k
+            if kind == "items":
+                sized.append(value)
+                sizes.append(len(value))
+                for i, (x, item) in enumerate(zip(value, extra)):
+                    watch(value, i, x)
+                    watch_items(item)
+            elif kind == "dict":
+                sized.append(value)
+                sizes.append(len(value))
+                for key, item in extra.items():
+                    watch(value, key, value[key])
+                    watch_items(item)
+
         for m in self.modules:
             d = m.__dict__
-            kept.extend((d, name, _keep(value, 0)) for name, value in d.items())
-            groups.append((d, tuple(d), list(d.values()), len(d)))
+            sized.append(d)
+            sizes.append(len(d))
+            for name, value in d.items():
+                kept.append((d, name, _keep(value, 0), f"{type(m).__name__}.{name}"))
+                watch(d, name, value)
             if "training" not in d:  # the class's default, read through the class
                 for cls in type(m).__mro__:
                     if "training" in cls.__dict__:
-                        kept.append((cls.__dict__, "training", _keep(cls.__dict__["training"], 0)))
-                        groups.append((cls.__dict__, ("training",), [cls.__dict__["training"]], None))
+                        kept.append((cls.__dict__, "training", _keep(cls.__dict__["training"], 0),
+                                     f"{cls.__name__}.training"))
+                        watch(cls.__dict__, "training", cls.__dict__["training"])
                         break
         fn = self.fn
         if isinstance(fn, types.FunctionType):
-            cells = []
-            for cell in fn.__closure__ or ():
+            for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
                 try:
-                    kept.append((cell, None, _keep(cell.cell_contents, 0)))
-                    cells.append(cell)
+                    value = cell.cell_contents
                 except ValueError:  # a cell not yet bound
-                    pass
-            if cells:
-                groups.append((tuple(cells), _CELLS, [c.cell_contents for c in cells], None))
+                    continue
+                kept.append((cell, None, _keep(value, 0), f"{name} (closure)"))
+                cells.append(cell)
+                contents.append(value)
             g = fn.__globals__
-            names = tuple(sorted(n for n in _global_names(fn.__code__) if n in g))
-            kept.extend((g, name, _keep(g[name], 0)) for name in names)
-            groups.append((g, names, [g[n] for n in names], None))
-        for _, _, k in kept:
-            _containers(k, groups, arrays)
-        self.kept, self.groups, self.arrays, self.n_modules = kept, groups, arrays, len(self.modules)
+            for name in sorted(n for n in _global_names(fn.__code__) if n in g):
+                kept.append((g, name, _keep(g[name], 0), f"{name} (global)"))
+                watch(g, name, g[name])
+        for _, _, k, label in kept:
+            watch_items(k)
+            _arrays(k, arrays, label)
+        self.kept, self.arrays, self.n_modules = kept, arrays, len(self.modules)
+        self.sized, self.sizes = tuple(sized), sizes
+        self.sources, self.keys, self.values = tuple(sources), tuple(keys), tuple(values)
+        self.cells, self.contents = tuple(cells), tuple(contents)
 
     def hold(self):
-        """Whether everything kept still matches."""
-        for source, keys, values, size in self.groups:
-            if size is not None and len(source) != size:
+        """Whether everything kept still matches: lengths, then identities (each a map in C), then arrays."""
+        try:
+            if list(map(len, self.sized)) != self.sizes \
+                    or not all(map(_is, map(operator.getitem, self.sources, self.keys), self.values)) \
+                    or not all(map(_is, map(_contents, self.cells), self.contents)):
                 return self._recheck()
-            if keys is None:
-                current = source
-            elif keys is _CELLS:
-                try:
-                    current = list(map(_contents, source))
-                except ValueError:
-                    return False
-            else:
-                current = map(source.get, keys, _MISSINGS)
-            if not all(map(_is, current, values)):
-                return self._recheck()
-        for a, copy in self.arrays:
+        except (KeyError, IndexError, ValueError):  # an attribute deleted, a list shortened, a cell emptied
+            return self._recheck()
+        for a, copy, label in self.arrays:
             if not _same_array(a, copy):
+                self.changed = label
                 return False
         return True
 
     def _recheck(self):
         """An identity differs: compare by value, and keep the new objects when everything matches."""
-        for source, key, k in self.kept:
+        for source, key, k, label in self.kept:
             if key is None:
                 try:
                     value = source.cell_contents
                 except ValueError:
-                    return False
+                    value = _MISSING
             else:
                 value = source.get(key, _MISSING)
             if not _still(k, value):
+                self.changed = label
                 return False
         for m in self.modules:  # an attribute added: the size check above, here by name
-            if any(name not in {k for s, k, _ in self.kept if s is m.__dict__} for name in m.__dict__):
+            names = {key for source, key, _, _ in self.kept if source is m.__dict__}
+            added = [name for name in m.__dict__ if name not in names]
+            if added:
+                self.changed = f"{type(m).__name__}.{added[0]} (added)"
                 return False
         self._snapshot()
         return True
@@ -161,19 +190,17 @@ def _keep(value, depth):
     return ("object", value, None)
 
 
-def _containers(kept, groups, arrays):
-    """Add the identity groups of the containers in kept value ``kept``, and its arrays."""
+def _arrays(kept, arrays, label):
+    """Add ``(array, copy, label)`` for each array kept by value in kept value ``kept``."""
     kind, value, extra = kept
     if kind == "array":
-        arrays.append((value, extra))
+        arrays.append((value, extra, label))
     elif kind == "items":
-        groups.append((value, None, list(value), len(value)))
         for k in extra:
-            _containers(k, groups, arrays)
+            _arrays(k, arrays, label)
     elif kind == "dict":
-        groups.append((value, tuple(value), list(value.values()), len(value)))
         for k in extra.values():
-            _containers(k, groups, arrays)
+            _arrays(k, arrays, label)
 
 
 def _same_array(value, copy):
