@@ -66,9 +66,11 @@ def test_a_mask_computed_from_the_input_gives_the_eager_values():
     (lambda x: gg.nonzero(x)[0] * 1, [[0.0, 1.0, 2.0], [3.0, 0.0, 0.0], [1.0, 1.0, 1.0]]),
     (lambda x: gg.where(x)[0] * 1, [[0.0, 1.0, 2.0], [3.0, 0.0, 0.0], [1.0, 1.0, 1.0]]),
     (lambda x: gg.repeat(gg.tensor([1.0, 2.0, 3.0]), x) * 2.0, [[1, 0, 2], [3, 1, 1], [0, 0, 1]]),
+    (lambda x: gg.tile(gg.tensor([1.0, 2.0]), x) * 2.0, [[2], [3], [1]]),
+    (lambda x: gg.pad(gg.tensor([1.0, 2.0]), x) * 2.0, [[1, 0], [2, 3], [0, 0]]),
     (lambda x: gg.linalg.lstsq(x, gg.tensor([1.0, 2.0, 2.0], dtype="float64"))[1] * 1.0,
      [[[1.0, 0.0], [1.0, 1.0], [1.0, 2.0]], [[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]]]),
-], ids=["nonzero", "where_one_argument", "repeat_by_tensor", "lstsq_residuals"])
+], ids=["nonzero", "where_one_argument", "repeat_by_tensor", "tile_by_tensor", "pad_by_tensor", "lstsq_residuals"])
 def test_every_op_with_a_data_dependent_shape_runs_eagerly_with_its_reason(fn, args):
     traced = gg.function(fn)
     dtype = "float64" if "lstsq" in repr(fn.__code__.co_names) else None
@@ -150,6 +152,18 @@ def test_numpy_work_on_a_numpy_argument_outside_gpugrads_ops_is_a_trace_error_na
         return x * gg.tensor(np.asarray(c, dtype=np.float32).reshape(-1)[:1])
     with pytest.raises(gg.TraceError, match=r"test_function_guards\.py:\d+"):
         gg.function(fn)(gg.tensor([1.0]), np.array([1.0, 2.0]))
+
+
+def test_a_numpy_argument_as_an_index_or_a_mask_gives_each_calls_values():
+    x = gg.tensor([1.0, 2.0, 3.0])
+    by_index = gg.function(lambda x, i: x[i] * 2.0)
+    by_mask = gg.function(lambda x, m: x[m] * 2.0)
+    for i, m in (([0, 2], [True, False, True]), ([1, 1], [False, True, True]), ([2, 0], [True, True, True])):
+        i, m = np.array(i), np.array(m)
+        assert_same(by_index(x, i).numpy(), (x[i] * 2.0).numpy())
+        assert_same(_quiet(by_mask, x, m).numpy(), (x[m] * 2.0).numpy())
+    assert by_index.trace_count == 1 and "eagerly" not in by_index.diagnostics()[0]
+    assert "boolean-mask indexing" in by_mask.diagnostics()[0]
 
 
 def test_views_of_a_numpy_argument_follow_each_calls_values():
