@@ -8,10 +8,33 @@ prebound to its output buffer: no tape, no gradient-rule lookup, no Tensor per o
 a replay computes with the same array calls in the same order as the eager call, so to the
 same bits.
 
-The signature: the shape, dtype, memory layout (strides) and device of each tensor argument, and
-which arguments are one tensor; the value of every other argument (Python numbers, strings, ``None``; any other object
-by identity); the default device; the precision policy (``gg.autocast``). Variables are captured by reference: a replay reads and updates them where they
-live, so a variable assigned between calls is seen by the next one.
+The replay rules: a replay runs only while what its trace read still holds, and what cannot be
+proven to compute what the eager call computes runs eagerly (``tf.function``'s signature and
+``torch.compile``'s guards and graph breaks):
+
+- The signature (a new one traces again): the shape, dtype, memory layout (strides) and device of
+  each tensor argument, and which arguments are one tensor; NumPy array arguments by value, as
+  ``tf.function`` takes them as tensors: their shape, dtype and strides make the signature and each
+  call's data is fed to the replay, so a fresh array every step replays, an array written in place
+  gives its new values, and an address is never mistaken for the data; the value of every other
+  argument (Python numbers, strings, ``None``, and the items of lists, tuples and dicts, so a new
+  value traces again, as in TensorFlow); any other object by identity; the default device; the
+  precision policy (``gg.autocast``).
+- Guards (a change traces again; :mod:`gpugrad._tracing.guards`): every Module called while
+  tracing: its ``training`` flag, which Variables and sub-modules it holds, and its Python settings
+  (a dropout rate, an attribute added); the function's closure cells and the globals it names:
+  Python numbers and NumPy arrays by value, Variables and other objects by identity (a Variable
+  rebound to a new one is read). Attributes of other objects, and closures of the functions it
+  calls, are not guarded (as ``tf.function``): pass what changes as an argument. Variables are captured
+  by reference: a replay reads and updates them where they live, so a variable assigned between
+  calls is seen by the next one, and one whose array is replaced (another shape) traces again.
+- Data-dependent shapes run eagerly: an op whose output shape comes from the values of traced data
+  (boolean-mask indexing, ``nonzero`` and one-argument ``where``, ``repeat``, ``tile`` and ``pad``
+  by a tensor, ``lstsq``) declares it where it runs; the function then runs eagerly, every call,
+  with the op and line in :meth:`Function.diagnostics` and one warning (``torch.compile``'s graph
+  break). A constant mask (not traced) replays.
+- Random draws (``gg.random``, dropout) run again on every replay, from the generator's state then,
+  as the eager call draws; optimizer updates and variable assignments too.
 
 What a trace follows, and what it does not (as ``tf.function``):
 
@@ -20,11 +43,14 @@ What a trace follows, and what it does not (as ``tf.function``):
   latest call.
 - Reading a traced value on the host inside the function — ``.item()``, ``.numpy()``,
   ``float(t)``, ``bool(t)``, ``if t > 0:`` — raises :class:`gpugrad.TraceError` naming the line:
-  the trace would freeze that branch. Compute with ops (``gg.where``) instead.
+  the trace would freeze that branch. Compute with ops (``gg.where``) instead. NumPy work on a NumPy
+  argument outside gpugrad's ops (``np.mean(a)``, ``a * 2``, ``a[0]``) raises the same way; views
+  of it (slices, reshapes, ``.T``) and gpugrad ops on it are traced.
 - A variable may be created on the first trace only; creating one on a later trace raises.
 - Work the capture cannot replay exactly (an op that raised and was caught, an array made
-  outside gpugrad's ops) makes that signature run eagerly, every call, with the reason in
-  :meth:`Function.diagnostics` and one warning.
+  outside gpugrad's ops, an argument that is another library's array) makes that signature run
+  eagerly, every call, with the reason in :meth:`Function.diagnostics` and one warning. A replay
+  that meets an array unlike its trace's raises :class:`gpugrad.TraceError`, never copies it in.
 - Called while a GradientTape of the thread records, or under ``gg.detect_anomaly()``, the
   function runs eagerly, so the tape sees every op; so it does, with one warning, while a
   profiler holds ``sys.setprofile`` (cProfile), the hook a trace uses.
@@ -43,6 +69,7 @@ Example:
 """
 import collections
 import functools
+import random
 import sys
 import threading
 import warnings
@@ -53,10 +80,11 @@ from . import _nest as nest
 from . import anomaly
 from ._recorder import _thread_stack
 from ._tracing import state
-from ._tracing.capture import Capture, Untraceable
+from ._tracing.capture import Capture, TracedArray, Untraceable
+from ._tracing.guards import Guards
 from ._tracing.plan import compile_plan
 from . import mixed_precision as _mp
-from .backend import _current_default
+from .backend import CPU, _current_default
 from .tensor import Tensor, Variable
 
 __all__ = ["function", "Function"]
@@ -65,8 +93,14 @@ __all__ = ["function", "Function"]
 def function(fn=None, *, max_traces=32):
     """Trace ``fn`` once per input signature and replay the trace on later calls (``tf.function``).
 
-    Use as ``@gg.function``, ``@gg.function(max_traces=8)`` or ``gg.function(fn)``. See
-    :mod:`gpugrad.traced` for what is traced and what is not.
+    Use as ``@gg.function``, ``@gg.function(max_traces=8)`` or ``gg.function(fn)``. A replay runs
+    only while what the trace read still holds: the signature (tensor arguments' shapes, dtypes and
+    devices; NumPy arguments by shape and dtype, their data fed by value; other Python arguments by
+    value), and guards on the Modules called (``training``, their Variables and settings) and on the
+    function's closure and globals (numbers and NumPy arrays by value, Variables by identity); a
+    change traces again. An op whose output shape depends on traced values (boolean-mask indexing,
+    ``nonzero``) makes the function run eagerly, with the reason in :meth:`Function.diagnostics`.
+    See :mod:`gpugrad.traced` for the full rules.
 
     Example:
         >>> import gpugrad as gg
@@ -75,6 +109,14 @@ def function(fn=None, *, max_traces=32):
         ([2.0], [5.436563968658447])
         >>> f.trace_count
         1
+        >>> g = gg.function(lambda x: gg.sum(x[x > 0.0]))  # a mask from the data: runs eagerly
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore", RuntimeWarning)  # the one "runs eagerly" warning
+        ...     print(g(gg.tensor([1.0, -2.0, 3.0])).item(), g(gg.tensor([1.0, 2.0, 3.0])).item())
+        4.0 6.0
+        >>> "boolean-mask indexing" in g.diagnostics()[0]
+        True
     """
     if fn is None:
         return functools.partial(function, max_traces=max_traces)
@@ -84,12 +126,20 @@ def function(fn=None, *, max_traces=32):
 
 
 class _Trace:
-    """One signature's plan, or why it runs eagerly."""
+    """One signature's plan, or why it runs eagerly; ``guards``: the Python state the trace read
+    (:mod:`gpugrad._tracing.guards`); ``held``: the arguments its signature knows by identity, kept alive
+    so that no other object takes their address while the trace is cached."""
 
-    __slots__ = ("plan", "eager_reason")
+    __slots__ = ("plan", "eager_reason", "guards", "held", "why")
 
-    def __init__(self, plan, eager_reason=None):
-        self.plan, self.eager_reason = plan, eager_reason
+    def __init__(self, plan, eager_reason=None, guards=None, held=()):
+        self.plan, self.eager_reason, self.guards, self.held = plan, eager_reason, guards, held
+        self.why = None  # what changed, when a guard made this trace
+
+    def holds(self):
+        """Whether a replay may run: the variables the steps are bound to live where they did, and the
+        Python state the trace read is what it was."""
+        return self.plan.bound_to_variables() and (self.guards is None or self.guards.hold())
 
 
 class Function:
@@ -115,6 +165,7 @@ class Function:
         self._lock = threading.RLock()
         self.trace_count = 0
         self._warned_profiler = False
+        self._guard_retraces = 0
         functools.update_wrapper(self, fn)
 
     def __get__(self, instance, owner):
@@ -132,7 +183,7 @@ class Function:
         return self._fn
 
     def diagnostics(self):
-        """One line per cached trace: its signature's tensors, steps and buffers, or why it runs eagerly.
+        """One line per cached trace: its steps, buffers and guards, or why it runs eagerly (the op and line).
 
         Example:
             >>> import gpugrad as gg
@@ -151,7 +202,8 @@ class Function:
             calls = ", ".join(st["calls"][:12]) + (" ..." if len(st["calls"]) > 12 else "")
             lines.append(f"trace {i} ({where}): {st['kernel_steps']} kernel steps, {st['call_steps']} call steps"
                          f"{' (' + calls + ')' if calls else ''}, {st['buffers']} buffers "
-                         f"({st['buffers_shared']} outputs in shared buffers); {st.get('graph', 'no CUDA graph')}")
+                         f"({st['buffers_shared']} outputs in shared buffers); {st.get('graph', 'no CUDA graph')}"
+                         f"{_guarded(trace.guards)}{'; traced again: ' + trace.why if trace.why else ''}")
         return lines
 
     def __call__(self, *args, **kwargs):
@@ -161,7 +213,7 @@ class Function:
             return self._eagerly(args, kwargs)
         flat = args if not kwargs and not any(a.__class__ in _CONTAINERS for a in args) \
             else nest.flatten([list(args), kwargs])
-        tensors, first, parts, aliases = [], {}, [], []
+        arrays, first, parts, aliases = [], {}, [], []
         for x in flat:
             if isinstance(x, Tensor):
                 if isinstance(x, Variable):
@@ -169,27 +221,33 @@ class Function:
                     continue
                 d = x._data
                 parts.append(("T", d.shape, d.dtype.str, d.strides, x._device.name))
-                k = first.get(id(x))
-                if k is None:
-                    k = first[id(x)] = len(tensors)
-                    tensors.append(x)
-                aliases.append(k)
+            elif x.__class__ is np.ndarray:  # by value, as a tensor: its data is fed to the replay
+                d = x
+                parts.append(("N", d.shape, d.dtype.str, d.strides))
             else:
                 parts.append(_key(x))
+                continue
+            k = first.get(id(x))
+            if k is None:
+                k = first[id(x)] = len(arrays)
+                arrays.append(d)
+            aliases.append(k)
         signature = (tuple(parts), _current_default().name, tuple(aliases),
                      _mp.compute_dtype() if _mp.active else None)  # a policy changes what the ops compute
         with self._lock:
             trace = self._traces.get(signature)
-            if trace is not None and trace.plan is not None and not trace.plan.bound_to_variables():
-                del self._traces[signature]  # a variable's array was replaced: trace again
+            why = None
+            if trace is not None and trace.plan is not None and not trace.holds():
+                del self._traces[signature]  # a variable's array replaced, or Python state read changed: trace again
+                why = self._guard_failed(trace)
                 trace = None
             if trace is None:
-                return self._trace(signature, args, kwargs, list(flat))
+                return self._trace(signature, args, kwargs, list(flat), why)
             if len(self._traces) > 1:
                 self._traces.move_to_end(signature)
             if trace.plan is None:
                 return self._fn(*args, **kwargs)
-            return trace.plan.run(tensors)
+            return trace.plan.run(arrays)
 
     def _eagerly(self, args, kwargs):
         """Run the function op by op: a tape records, an outer trace captures, anomaly mode, or a profiler."""
@@ -200,29 +258,66 @@ class Function:
                           RuntimeWarning, stacklevel=3)
         return self._fn(*args, **kwargs)
 
-    def _trace(self, signature, args, kwargs, flat):
+    def _guard_failed(self, trace):
+        """What made ``trace`` stale; warns once when guards have made this function trace again 5 times
+        (as ``tf.function`` warns of frequent retracing)."""
+        if not trace.plan.bound_to_variables():
+            why = "a variable's array was replaced"
+        else:
+            why = f"{trace.guards.changed} changed"
+        self._guard_retraces += 1
+        if self._guard_retraces == 5:
+            warnings.warn(f"gg.function({getattr(self._fn, '__name__', 'fn')}) has traced again 5 times because "
+                          f"Python state it reads changed (last: {why}); pass what changes as an argument, or "
+                          f"keep it fixed", RuntimeWarning, stacklevel=4)
+        return why
+
+    def _trace(self, signature, args, kwargs, flat, why=None):
+        foreign = next((x for x in flat if not isinstance(x, Tensor) and x.__class__ is not np.ndarray
+                        and _foreign_array(x)), None)
+        if foreign is not None:
+            reason = (f"an argument is a {type(foreign).__module__}.{type(foreign).__name__}, whose data a replay "
+                      f"cannot feed; pass a gpugrad tensor (gg.as_tensor shares its memory) or a NumPy array")
+            self.trace_count += 1
+            self._store(signature, _Trace(None, reason))
+            warnings.warn(f"gg.function({getattr(self._fn, '__name__', 'fn')}) runs eagerly for this signature: "
+                          f"{reason}", RuntimeWarning, stacklevel=3)
+            return self._fn(*args, **kwargs)
         capture = Capture(allow_new_variables=self.trace_count == 0)
         traced = {}
         for x in flat:
-            if isinstance(x, Tensor) and not isinstance(x, Variable) and id(x) not in traced:
+            if id(x) in traced:
+                continue
+            if isinstance(x, Tensor) and not isinstance(x, Variable):
                 traced[id(x)] = capture.input(x)
+            elif x.__class__ is np.ndarray:
+                traced[id(x)] = capture.input_array(x, CPU)
         structure = [list(args), kwargs]
-        leaves = [traced.get(id(x), x) if isinstance(x, Tensor) else x for x in flat]
+        leaves = [traced.get(id(x), x) for x in flat]
+        held = [x for x in flat if not isinstance(x, Tensor) and x.__class__ is not np.ndarray and _key(x)[0] == "id"]
         t_args, t_kwargs = nest.pack_like(structure, leaves)
         self.trace_count += 1
         result = None
         try:
+            before = _host_random_state()
             with capture:
                 result = self._fn(*t_args, **t_kwargs)
+            if _host_random_state() != before:
+                raise Untraceable("the function draws from NumPy's or Python's global random generator, whose "
+                                  "values a replay would repeat; draw with gg.random (replayed) or pass them in")
             plan = compile_plan(capture, result)
         except Untraceable as e:
             # the trace ran the function once with its effects (variables updated, generators drawn from):
             # this call's result is the trace's, and later calls run eagerly
-            self._store(signature, _Trace(None, str(e)))
+            self._store(signature, _Trace(None, str(e), held=held))
             warnings.warn(f"gg.function({getattr(self._fn, '__name__', 'fn')}) runs eagerly for this signature: {e}",
                           RuntimeWarning, stacklevel=3)
-            return _copied(result)
-        self._store(signature, _Trace(plan))
+            return _copied(result, {id(t): x for x in flat for t in (traced.get(id(x)),) if t is not None})
+        from .nn.module import Module  # (nn imports this module's package)
+        modules = list(capture.modules.values()) + [x for x in flat if isinstance(x, Module)]  # self of a method too
+        made = _Trace(plan, guards=Guards(modules, self._fn), held=held)
+        made.why = why
+        self._store(signature, made)
         return plan.result()
 
     def _store(self, signature, trace):
@@ -234,23 +329,50 @@ class Function:
         return f"<gg.function {getattr(self._fn, '__qualname__', self._fn)!r}, {self.trace_count} traces>"
 
 
-def _copied(result):
-    leaves = [Tensor._wrap(x._data.copy(), x._device) if isinstance(x, Tensor) and not isinstance(x, Variable)
-              else x for x in nest.flatten(result)] if isinstance(result, (list, tuple, dict)) else None
-    if leaves is None:
-        if isinstance(result, Tensor) and not isinstance(result, Variable):
-            return Tensor._wrap(result._data.copy(), result._device)
-        return result
-    return nest.pack_like(result, leaves)
+def _host_random_state():
+    """Where NumPy's global generator (``np.random.seed``'s) and Python's ``random`` stand: a trace that moves
+    them drew host random numbers, which its replays would repeat."""
+    _, keys, pos, has_gauss, gauss = np.random.get_state()
+    return keys.tobytes(), pos, has_gauss, gauss, random.getstate()
+
+
+def _guarded(guards):
+    if guards is None:
+        return ""
+    return f"; guards: {len(guards)} Python values, {guards.n_modules} modules"
+
+
+def _copied(result, originals=None):
+    """The trace's ``result`` as the caller's: tensors copied out of the trace's buffers, a NumPy argument
+    (``originals``: id of what the trace was given -> the caller's array) the caller's own, a view of one
+    a plain copy."""
+    def leaf(x):
+        if isinstance(x, Tensor) and not isinstance(x, Variable):
+            return Tensor._wrap(x._data.copy(), x._device)
+        if isinstance(x, TracedArray):
+            own = (originals or {}).get(id(x))
+            return own if own is not None else np.array(x.view(np.ndarray))
+        return x
+    if not isinstance(result, (list, tuple, dict)):
+        return leaf(result)
+    return nest.pack_like(result, [leaf(x) for x in nest.flatten(result)])
 
 
 _CONTAINERS = (list, tuple, dict)
 
 
+def _foreign_array(x):
+    """Whether ``x`` is an array a trace cannot feed by value: not a NumPy ndarray or a gpugrad tensor (a
+    CuPy or PyTorch array, an ndarray subclass); a NumPy scalar is a value."""
+    return not isinstance(x, np.generic) and (
+        hasattr(x, "__cuda_array_interface__") or hasattr(x, "__array_interface__") or hasattr(x, "__dlpack__"))
+
+
 def _key(x):
-    """The signature's part for an argument that is not a tensor: its value, or its identity if unhashable."""
-    if isinstance(x, np.ndarray):
-        return ("A", id(x))
+    """The signature's part for an argument that is neither a tensor nor a NumPy array: its value, or its
+    identity if unhashable; another library's array by its shape and dtype (it runs eagerly)."""
+    if _foreign_array(x):
+        return ("F", type(x), tuple(getattr(x, "shape", ())), str(getattr(x, "dtype", "")))
     try:
         hash(x)
     except TypeError:

@@ -54,15 +54,24 @@ def _assert_same_result(replayed, eager):
             assert_same(np.ascontiguousarray(x.numpy()), np.ascontiguousarray(y.numpy()))
 
 
+# ops that declare an output shape from their input's values (gpugrad._tracing.state.dynamic_output_shape):
+# a trace of them runs eagerly, every call, with the reason in diagnostics()
+DYNAMIC_SHAPE_SPECS = ("lstsq",)
+
+
 def _replays_match(step, spec, device, seeds=(0, 1, 2)):
     traced = gg.function(step)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # a trace that falls back to eager execution fails the test
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         for seed in seeds:
             args = [gg.tensor(a, device=device) for a in spec.inputs(seed)]
             fresh = [gg.tensor(a, device=device) for a in spec.inputs(seed)]
             _assert_same_result(traced(*args), step(*fresh))
     assert traced.trace_count == 1
+    if any(name in spec.id for name in DYNAMIC_SHAPE_SPECS):
+        assert len(caught) == 1 and "depends on the values" in traced.diagnostics()[0]
+        return
+    assert not caught, [str(w.message) for w in caught]  # a trace that falls back to eager execution fails
     assert "eagerly" not in traced.diagnostics()[0]
 
 

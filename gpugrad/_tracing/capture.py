@@ -152,6 +152,80 @@ def _is_array(x):
         and not isinstance(x, (Tensor, np.generic))
 
 
+def _numpy_line():
+    """``file:line`` of the innermost frame outside gpugrad and NumPy (the user's line)."""
+    frame = sys._getframe(2)
+    while frame is not None and (os.path.abspath(frame.f_code.co_filename).startswith((_PACKAGE, _NUMPY))):
+        frame = frame.f_back
+    return "an unknown line" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+_NUMPY = os.path.dirname(os.path.abspath(np.__file__))
+
+
+def _check_numpy_use(what):
+    """TraceError when the calling thread's trace runs NumPy on a NumPy argument outside gpugrad's ops."""
+    for capture in state.active:
+        if capture.thread == threading.get_ident() and capture._root is None:
+            raise TraceError(
+                f"{what} of a NumPy argument inside a gg.function at {_numpy_line()}: a replay feeds each call's "
+                f"array by value into the trace, and NumPy work on it outside gpugrad's ops runs at the trace only. "
+                f"Compute with gpugrad ops (they take NumPy arrays), do it before the call and pass the result, "
+                f"or run this function eagerly")
+
+
+class TracedArray(np.ndarray):
+    """A NumPy argument as the traced function sees it: the plan's input buffer, refilled with each call's
+    array. Views of it (slices, reshapes, ``.T``) follow the buffer; NumPy computation or a host read of it
+    outside gpugrad's ops (``np.mean(a)``, ``a * 2``, ``a[0]``, ``float(a)``) raises TraceError, as a traced
+    tensor's host read does, since a replay does not run that code again."""
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        _check_numpy_use(f"np.{ufunc.__name__}")
+        inputs = tuple(x.view(np.ndarray) if isinstance(x, TracedArray) else x for x in inputs)
+        if "out" in kwargs:
+            kwargs["out"] = tuple(x.view(np.ndarray) if isinstance(x, TracedArray) else x for x in kwargs["out"])
+        return getattr(ufunc, method)(*inputs, **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        _check_numpy_use(f"np.{func.__name__}")
+        return func(*_plain(args), **{k: _plain(v) for k, v in kwargs.items()})
+
+    def __getitem__(self, key):
+        out = super().__getitem__(key)
+        if not isinstance(out, np.ndarray):
+            _check_numpy_use("reading an element")
+        return out
+
+    def __setitem__(self, key, value):
+        _check_numpy_use("writing into an element")
+        super().__setitem__(key, value)
+
+
+def _plain(x):
+    """``x`` with every :class:`TracedArray` in it (in lists and tuples too) viewed as a plain ndarray."""
+    if isinstance(x, TracedArray):
+        return x.view(np.ndarray)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_plain(item) for item in x)
+    return x
+
+
+def _guarded(name):
+    method = getattr(np.ndarray, name)
+
+    def read(self, *args, **kwargs):
+        _check_numpy_use(f".{name}()" if not name.startswith("__") else name.strip("_"))
+        return method(self.view(np.ndarray), *args, **kwargs)
+    read.__name__ = name
+    return read
+
+
+for _name in ("item", "tolist", "tobytes", "copy", "astype", "fill", "__float__", "__int__", "__index__",
+              "__complex__", "__bool__", "__iter__", "__repr__", "__str__", "__format__", "__reduce__"):
+    setattr(TracedArray, _name, _guarded(_name))
+
+
 class KernelStep:
     """One emitted op replayed by its kernel (:func:`.kernels.build`) from ``inputs`` into ``outputs``."""
 
@@ -211,6 +285,9 @@ class Capture:
         self.births = {}  # id(array) -> line, arrays wrapped outside any root (not replayable)
         self.keep = []  # arrays and tensors the ids above refer to
         self.refusal = None  # an Untraceable or TraceError to raise once the call returns
+        self.modules = {}  # id(module) -> Module called while tracing (guarded by the replay)
+        self._dynamic = None  # what declared an output shape from data inside the root now running
+        self._host_read = False  # whether the root now running read a tensor on the host
         self.thread = threading.get_ident()
         self._root = None  # (frame, fn, kind, args, kwargs, recording, stack) of the root now running
         self._birth_codes = (Tensor._wrap.__func__.__code__, Tensor._adopt.__func__.__code__)
@@ -227,6 +304,15 @@ class Capture:
         self._add_buffer(buffer)
         self._add_tensor(traced)
         return traced
+
+    def input_array(self, a, device):
+        """A NumPy argument as the trace sees it: a :class:`TracedArray` over a buffer the plan owns and
+        refills with each call's array (by value, as ``tf.function`` feeds a NumPy argument as a tensor)."""
+        buffer = same_layout(a, device.xp)
+        buffer[...] = a
+        self.inputs.append((buffer, device))
+        self._add_buffer(buffer)
+        return buffer.view(TracedArray)
 
     def _add_buffer(self, a):
         self.buffers[id(a)] = a
@@ -254,13 +340,52 @@ class Capture:
         return id(t) in self.tensors or self.known_array(t._data)
 
     def check_host_read(self, t, what):
-        if self.thread != threading.get_ident() or self._root is not None or not self.is_traced(t):
+        if self.thread != threading.get_ident():
+            return
+        if self._root is not None:  # an op reads a value on the host: only calling it again replays that
+            self._host_read = True
+            return
+        if not self.is_traced(t):
             return
         raise TraceError(
             f"{what} of a traced tensor (shape {t.shape}, {t.dtype}) inside a gg.function at {user_line(3)}: its "
             f"value differs from call to call, and a trace runs the Python code once. Compute with gpugrad ops "
             f"instead (gg.where for an if, a mask instead of a loop), return the tensor and read it after the "
             f"call, or run this function eagerly")
+
+    def note_dynamic_shape(self, what, deciders=()):
+        """An op declared that its output's shape comes from the values of its input (:mod:`.state`);
+        ``deciders`` (may be empty: then it does) hold those values. It replays only when every decider
+        is a constant the root was given: one of its arguments, not traced (a value made inside the root
+        may come from traced data)."""
+        if self.thread != threading.get_ident():
+            return
+        if self._root is None:
+            self._refuse(Untraceable(f"{what} at {user_line(3)}: the output's shape depends on the data"))
+            return
+        if self._dynamic is not None:
+            return
+        if deciders:
+            given = {id(x) for x in _argument_leaves(self._root[3], self._root[4])}
+            if all(id(d) in given and not self._holds_traced(d) for d in deciders):
+                return
+        self._dynamic = f"{what} at {user_line(3)}"
+
+    def _holds_traced(self, x):
+        """Whether ``x`` (a tensor or an array) holds values that change from call to call."""
+        if isinstance(x, Tensor):
+            return self.is_traced(x)
+        return isinstance(x, TracedArray) or (_is_array(x) and self.known_array(x))
+
+    def note_host_read(self):
+        """An op reads array values on the host (:func:`.state.reads_host_values`)."""
+        if self.thread == threading.get_ident() and self._root is not None:
+            self._host_read = True
+
+    def note_module(self, module):
+        """A Module is called while tracing: the replay guards its attributes (:mod:`.guards`)."""
+        if self.thread == threading.get_ident():
+            self.modules[id(module)] = module
 
     def check_new_variable(self):
         if self.thread == threading.get_ident() and self._root is None and not self.allow_new_variables:
@@ -278,7 +403,13 @@ class Capture:
             return id(x) in self.tensors or self.known_array(x._data)
         if _is_array(x):
             self._check_birth(x)
-            return self.known_array(x)
+            if self.known_array(x):
+                return True
+            if isinstance(x, TracedArray):
+                raise TraceError(f"an array computed from a NumPy argument outside gpugrad's ops reaches an op at "
+                                 f"{user_line(4)}: that computation ran at the trace only; compute it with "
+                                 f"gpugrad ops, or before the call")
+            return False
         return False
 
     def _check_birth(self, a):
@@ -339,6 +470,7 @@ class Capture:
         args = [_op_snapshot(a) if isinstance(a, Op) else a for a in args]  # the sweep refills its one Op
         rec = collecting_recording()
         stack = push_tape(rec)
+        self._dynamic, self._host_read = None, False
         self._root = (frame, fn, kind, args, kwargs, rec, stack)
 
     def _leave(self, frame, result):
@@ -369,7 +501,10 @@ class Capture:
                 traced = True
         if kind == roots.SHAPE or (kind == roots.OP and not traced):
             return  # a constant
-        if kind == roots.OP and self._kernel_steps(records, result, leaves):
+        if self._dynamic is not None:
+            raise Untraceable(f"{self._dynamic} gives an output whose shape depends on the values of traced data, "
+                              f"which a replay of the traced shape cannot follow")
+        if kind == roots.OP and not self._host_read and self._kernel_steps(records, result, leaves):
             return
         self._call_step(fn, kind, args, kwargs, result, records)
 
@@ -494,4 +629,7 @@ class Capture:
             self._check_birth(leaf._data)
             if id(leaf) in self.tensors or self.known_array(leaf._data):
                 return ("buffer", leaf._data, leaf._device)
+        elif _is_array(leaf) and (isinstance(leaf, TracedArray) or self.known_array(leaf)):
+            raise Untraceable("the function returns a NumPy argument or a view of it: a replay holds the trace's "
+                              "buffer, not the caller's array")
         return ("value", leaf)

@@ -106,10 +106,10 @@ class GpuReplay:
     def _failed(self, reason):
         self.stats["graph"] = f"a CUDA graph capture failed, its steps run one by one: {reason}"
 
-    def run(self, plan, tensors):
-        """Replay ``plan`` with ``tensors`` on this stream (a blocking one: the default stream waits for it)."""
+    def run(self, plan, arrays):
+        """Replay ``plan`` with ``arrays`` on this stream (a blocking one: the default stream waits for it)."""
         with self.stream:
-            plan.bind(tensors)
+            plan.bind(arrays)
             for item in self.items:
                 item()
             return plan.result()

@@ -17,7 +17,7 @@ Example:
     >>> with capture:
     ...     y = x * 3.0 + 1.0
     >>> plan = compile_plan(capture, y)
-    >>> plan.run([gg.tensor([0.0, 1.0])]).numpy().tolist()
+    >>> plan.run([np.array([0.0, 1.0], np.float32)]).numpy().tolist()
     [1.0, 4.0]
 """
 import numpy as np
@@ -53,19 +53,20 @@ class Plan:
                 return False
         return True
 
-    def run(self, tensors):
-        """Replay with ``tensors`` (the call's tensor arguments, flattened); returns the result."""
+    def run(self, arrays):
+        """Replay with ``arrays`` (the arrays of the call's tensor and NumPy arguments, flattened); returns
+        the result."""
         if self.gpu is not None:
-            return self.gpu.run(self, tensors)
-        self.bind(tensors)
+            return self.gpu.run(self, arrays)
+        self.bind(arrays)
         for step in self.steps:
             step()
         return self.result()
 
-    def bind(self, tensors):
-        """Copy the call's tensors into the input buffers."""
-        for (buffer, _), t in zip(self.inputs, tensors):
-            buffer[...] = t._data
+    def bind(self, arrays):
+        """Copy the call's arrays into the input buffers."""
+        for (buffer, _), a in zip(self.inputs, arrays):
+            buffer[...] = a
 
     def result(self):
         leaves = []
@@ -103,6 +104,8 @@ def _call_closure(step):
                 if through_base:
                     a = _root_array(a)
                 if a is not buffer:
+                    if a.shape != buffer.shape or a.dtype != buffer.dtype:
+                        raise _changed(fn, a, buffer)
                     xp_of(buffer).copyto(buffer, a)
         if saved:
             if len(records) != n_records or tuple(r[0] for r in records) != op_types:
@@ -117,8 +120,19 @@ def _call_closure(step):
                 if through_base:
                     a = _root_array(a)
                 if a is not buffer:
+                    if a.shape != buffer.shape or a.dtype != buffer.dtype:
+                        raise _changed(fn, a, buffer)
                     xp_of(buffer).copyto(buffer, a)
     return call
+
+
+def _changed(fn, a, buffer):
+    """The error of a call step whose replay made an array unlike the trace's (an op that did not declare
+    its output shape as data-dependent, :func:`gpugrad._tracing.state.dynamic_output_shape`)."""
+    return TraceError(
+        f"{getattr(fn, '__qualname__', fn)} made an array of shape {a.shape} ({a.dtype}) on replay where the "
+        f"trace made {buffer.shape} ({buffer.dtype}): its output depends on the data in a way the trace cannot "
+        f"replay; run this function eagerly")
 
 
 def _xp_of(a):

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .._tracing import state as _trace_state
 from ..tensor import Variable
 
 if TYPE_CHECKING:
@@ -116,6 +117,8 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} does not define forward()")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _trace_state.active:  # a gg.function's trace reads this module: its replays guard its attributes
+            _trace_state.read_module(self)
         return self.forward(*args, **kwargs)
 
     # --- what the module holds ---------------------------------------------------

@@ -16,6 +16,7 @@ import operator
 import numpy as np
 
 from .. import _dtypes as _dt
+from .._tracing import state as _trace
 from ..errors import ShapeError
 from ..registry import RegisterGradient
 from ..tensor import Tensor
@@ -417,6 +418,7 @@ def where(cond: TensorLike, x: TensorLike | None = None, y: TensorLike | None = 
         [[1, 2]]
     """
     if x is None and y is None:  # nonzero; here, not in ordering, so that ordering may import arithmetic
+        _trace.dynamic_output_shape("nonzero (gg.where with one argument)", cond)
         c = unary(cond)
         if not c.ndim:
             raise ShapeError("op 'NonZero' (where with one argument) of a 0-d tensor is not allowed, as in "

@@ -31,6 +31,7 @@ import operator
 
 import numpy as np
 
+from .._tracing import state as _trace
 from ..backend import CPU
 from ..errors import DeviceError, DTypeError, GradientError, LinAlgError, ShapeError
 from ..registry import RegisterGradient
@@ -641,6 +642,7 @@ def lstsq(a: TensorLike, b: TensorLike, rcond: float | None = None) -> tuple[Ten
         >>> [round(v, 4) for v in x.numpy().tolist()], round(residuals.item(), 4), rank
         ([1.1667, 0.5], 0.1667, 2)
     """
+    _trace.dynamic_output_shape("lstsq (its rank and the residuals' shape come from the data)")
     a = _matrix(a, "Svd", square=False)
     if a.ndim != 2:
         raise ShapeError(f"op 'lstsq' takes a matrix a of shape (M, N), not {a.shape}")

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import _dtypes as _dt
+from .._tracing import state as _trace
 from ..backend import CPU
 from ..errors import DeviceError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..registry import RegisterGradient
@@ -96,6 +97,8 @@ def _advanced_key(x, key):
         elif isinstance(k, (Tensor, list, tuple, np.ndarray)) or hasattr(k, "__array__") \
                 or hasattr(k, "__cuda_array_interface__"):
             out.append(_index_array("GetItem", k, device))
+            if out[-1][0].dtype.kind == "b" and not isinstance(k, (list, tuple)):
+                _trace.dynamic_output_shape("boolean-mask indexing (op 'GetItem')", k)
         else:
             raise DTypeError(f"op 'GetItem': {k!r} cannot index a tensor; use ints, slices, ..., None, "
                              f"or integer or boolean arrays")
@@ -342,10 +345,9 @@ def _pad_widths(pad_width, ndim):
     An int pads every side; one pair (or a 1-tuple) is used for every axis;
     otherwise there is one pair (or 1-tuple) per axis.
     """
-    if isinstance(pad_width, Tensor):
-        pad_width = pad_width.numpy().tolist()
-    elif isinstance(pad_width, np.ndarray):
-        pad_width = pad_width.tolist()
+    if isinstance(pad_width, (Tensor, np.ndarray)):
+        _trace.dynamic_output_shape("pad by a tensor of widths (op 'Pad')", pad_width)
+        pad_width = pad_width.numpy().tolist() if isinstance(pad_width, Tensor) else pad_width.tolist()
     if not isinstance(pad_width, (tuple, list)):
         pairs = [(pad_width, pad_width)]
     elif pad_width and not isinstance(pad_width[0], (tuple, list)):

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
+from .._tracing import state as _trace
 from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
 from .arithmetic import where
@@ -38,6 +39,8 @@ def _axes_tuple(axis, ndim, op_type, shape):
 
 def _host_ints(value, op_type, name):
     """``value`` (int, list, array, Tensor) as a host int64 array."""
+    if isinstance(value, np.ndarray):
+        _trace.reads_host_values()  # (a Tensor's .numpy() declares it itself)
     a = value.numpy() if isinstance(value, Tensor) else np.asarray(value)
     if a.dtype.kind not in "iu":
         raise DTypeError(f"op {op_type!r} takes integer {name}, not {a.dtype}")
@@ -130,6 +133,8 @@ def repeat(x: TensorLike, repeats: TensorLike, axis: Axis = None) -> Tensor:
         x = reshape(x, -1)
         axis = 0
     axis = normalize_axis_index(axis, x.ndim, "Repeat", x.shape)
+    if isinstance(repeats, (Tensor, np.ndarray)) or hasattr(repeats, "__cuda_array_interface__"):
+        _trace.dynamic_output_shape("repeat by a tensor of counts (op 'Repeat')", repeats)
     r = _host_ints(repeats, "Repeat", "repeats")
     n = x.shape[axis]
     if r.ndim > 1 or (r.ndim == 1 and r.size not in (1, n)):
@@ -156,6 +161,8 @@ def tile(x: TensorLike, reps: int | Sequence[int]) -> Tensor:
         (2, 2, 6)
     """
     x = unary(x)
+    if isinstance(reps, (Tensor, np.ndarray)) or hasattr(reps, "__cuda_array_interface__"):
+        _trace.dynamic_output_shape("tile by a tensor of counts (op 'Tile')", reps)
     reps = tuple(int(r) for r in _host_ints(reps, "Tile", "reps").reshape(-1))
     if any(r < 0 for r in reps):
         raise ShapeError(f"op 'Tile': reps must be >= 0, got {reps}")
