@@ -191,8 +191,11 @@ class Tensor:
     """
 
     __slots__ = ("_data", "_device", "__weakref__")
-    __array_ufunc__ = None  # make ndarray + Tensor call Tensor.__radd__
     __array_priority__ = 1000
+    # NumPy's functions and ufuncs run gpugrad's ops (gpugrad._numpy installs both at import):
+    # np.exp(t) is gg.exp(t), ndarray + t is np.add(ndarray, t), np.fft.fft(t) a TypeError
+    __array_ufunc__: Any
+    __array_function__: Any
 
     if TYPE_CHECKING:  # what gpugrad.ops.methods.install attaches at import, declared for type checkers
         _data: Any  # the NumPy or CuPy array

@@ -505,7 +505,7 @@ clip_grad = declare(
             "\n[0.0, 1.0, 0.0]")
 
 
-TENSOR_METHODS = {"abs": abs, "clip": clip}
+TENSOR_METHODS = {"abs": abs}  # x.clip: gpugrad._numpy.methods (NumPy's min=/max=)
 
 __all__ = public_ops(globals())
 
