@@ -393,13 +393,20 @@ class Tensor:
         host.setflags(write=False)
         return host
 
-    def item(self) -> Any:
-        """The single value as a Python number."""
+    def item(self, *args: Any) -> Any:
+        """The single value as a Python number; ``item(i)`` (flat index) or ``item(i, j)`` one element, as
+        ``ndarray.item``.
+
+        Example:
+            >>> import gpugrad as gg
+            >>> gg.tensor([[1, 2], [3, 4]]).item(2), gg.tensor([[1, 2], [3, 4]]).item(0, 1)
+            (3, 2)
+        """
         if _trace.active:
             _trace.check_host_read(self, "item()")
-        if self._data.size != 1:
+        if not args and self._data.size != 1:
             raise ShapeError(f"item() needs a tensor of one element, got shape {self.shape}")
-        return self._data.item()
+        return self._data.item(*args)
 
     def to(self, device: DeviceLike) -> Tensor:
         """This tensor on ``device`` (itself if it is already there).

@@ -113,8 +113,8 @@ class Call:
             for key, val in items:
                 if val is np._NoValue:
                     continue
-                if first:  # the array argument: positional, whatever either side calls it
-                    positional.append(val)
+                if first or kind is inspect.Parameter.POSITIONAL_ONLY:
+                    positional.append(val)  # the array argument(s): positional, whatever either side calls them
                     first = False
                     continue
                 rule = self.renames.get(key, key)

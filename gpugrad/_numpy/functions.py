@@ -103,25 +103,24 @@ def _unstack(x, axis):
     return tuple(g.squeeze(part, axis) for part in g.split(x, x.shape[axis], axis))
 
 
-@handler(lambda x, axis=None, dtype=None, out=None, include_initial=False: None)
-def _cumulative(x, axis, dtype, include_initial, op):
-    x = ensure_tensor(x)
-    if axis is None and x.ndim > 1:
-        raise TypeError(f"numpy.cumulative_{op.__name__[3:]}: axis= is needed for a tensor of more than one axis")
-    result = op(x, axis if axis is not None else 0, dtype)
-    if include_initial:
-        edge = g.full_like(g.getitem(result, (slice(None),) * (axis or 0) + (slice(0, 1),)),
-                           0 if op is g.cumsum else 1)
-        result = g.concat([edge, result], axis or 0)
-    return result
-
-
-def _cumulative_sum(np_func, args, kwargs):
-    return _cumulative(np_func, args, {**kwargs, "op": g.cumsum})
-
-
-def _cumulative_prod(np_func, args, kwargs):
-    return _cumulative(np_func, args, {**kwargs, "op": g.cumprod})
+def _cumulative(op, identity):
+    """``np.cumulative_sum`` / ``cumulative_prod`` (the array API's): ``op`` with ``include_initial``'s leading
+    ``identity`` (0 or 1) along ``axis``."""
+    @handler(lambda x, /, *, axis=None, dtype=None, out=None, include_initial=False: None)
+    def cumulative(x, axis, dtype, include_initial):
+        x = ensure_tensor(x)
+        if axis is None:
+            if x.ndim > 1:
+                raise TypeError(f"numpy.cumulative_{op.__name__[3:]}: axis= is needed for a tensor of more than "
+                                f"one axis")
+            axis = 0
+        result = op(x, axis, dtype)
+        if include_initial:
+            shape = list(result.shape)
+            shape[axis] = 1
+            result = g.concat([g.full_like(result, identity, shape=tuple(shape)), result], axis)
+        return result
+    return cumulative
 
 
 @handler(lambda x, dtype, copy=True, device=None: None)
@@ -330,14 +329,18 @@ def _result_type(arrays_and_dtypes):
     return np.result_type(*(_dtype_of(x) for x in arrays_and_dtypes))
 
 
-@handler(lambda x: None)
-def _iscomplexobj(x):
+def _complex(x):
     return np.iscomplexobj(np.empty(0, _dtype_of(x))) if isinstance(x, Tensor) else np.iscomplexobj(x)
 
 
 @handler(lambda x: None)
+def _iscomplexobj(x):
+    return _complex(x)
+
+
+@handler(lambda x: None)
 def _isrealobj(x):
-    return not _iscomplexobj(None, (x,), {})
+    return not _complex(x)
 
 
 def _printed(np_func):
@@ -363,7 +366,7 @@ FUNCTIONS = {
     np.nansum: Call(g.nansum, **_SUM), np.nanmean: Call(g.nanmean, **_REDUCE),
     # cumulative
     np.cumsum: Call(g.cumsum), np.cumprod: Call(g.cumprod), np.diff: Call(g.diff), np.gradient: Call(g.gradient),
-    np.trapezoid: Call(g.trapezoid), np.cumulative_sum: _cumulative_sum, np.cumulative_prod: _cumulative_prod,
+    np.trapezoid: Call(g.trapezoid), np.cumulative_sum: _cumulative(g.cumsum, 0), np.cumulative_prod: _cumulative(g.cumprod, 1),
     # products
     np.dot: Call(g.dot), np.vdot: Call(g.vdot), np.inner: Call(g.inner), np.outer: Call(g.outer),
     np.tensordot: Call(g.tensordot), np.einsum: Call(g.einsum, optimize=DROP, dtype=only(None),

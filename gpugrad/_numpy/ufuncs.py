@@ -119,13 +119,13 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
         axis = kwargs.pop("axis", 0)  # NumPy's ufunc.reduce default: the first axis
         if method == "accumulate":
             _check_defaults(name, kwargs)
-            return fn(x, axis)
+            return fn(x, axis=axis)
         keepdims = kwargs.pop("keepdims", False)
         if kwargs.pop("initial", np._NoValue) not in (np._NoValue, None):
             raise TypeError(f"{name}(initial=...) on a tensor: combine the result with the initial value "
                             f"instead (gg.add, gg.maximum, ...)")
         _check_defaults(name, kwargs)
-        return fn(x, axis, keepdims)
+        return fn(x, axis=axis, keepdims=keepdims)
     if method == "outer" and ufunc.nin == 2 and ufunc.signature is None and ufunc in UFUNCS:
         _check_defaults(name, kwargs)
         a, b = inputs

@@ -6,6 +6,8 @@ as ``gg.add(x, y)``. Each op module lists its method forms in
 functions forward to (``np.sum(t)`` calls ``t.sum(axis=None, dtype=None,
 out=None)``) get one thin wrapper that takes those keywords.
 """
+import numpy as np
+
 from ..tensor import Tensor
 
 # the reduction methods np.<name>(t) calls, and whether NumPy passes them dtype=
@@ -41,6 +43,8 @@ def _numpy_reduction(fn, name, takes_dtype):
         def method(self, axis=None, keepdims=False, *args, dtype=None, out=None, **kwargs):
             if out is not None:
                 _refuse_out(name)
+            if not isinstance(keepdims, (bool, int, np.bool_)):
+                _dtype_in_keepdims(name, keepdims)
             if dtype is not None:
                 self = cast(self, dtype)
             return fn(self, axis, keepdims, *args, **kwargs) if args or kwargs else fn(self, axis, keepdims)
@@ -52,6 +56,12 @@ def _numpy_reduction(fn, name, takes_dtype):
 
     method.__name__, method.__qualname__, method.__doc__ = name, f"Tensor.{name}", fn.__doc__
     return method
+
+
+def _dtype_in_keepdims(name, value):
+    """ndarray's ``x.sum(0, np.float64)`` passes a dtype second; gg's order has keepdims there."""
+    raise TypeError(f"Tensor.{name}: the second positional argument is keepdims (gg.{name}(x, axis, keepdims)), "
+                    f"not {value!r}; pass dtype= by keyword")
 
 
 def _refuse_out(name):
