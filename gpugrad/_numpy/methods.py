@@ -6,6 +6,16 @@ Methods that write into the array in place (``fill``, ``sort``, ``partition``, `
 ``itemset``, ``setflags``) raise a TypeError naming the functional form: a tensor is immutable, and a
 method that returned a new tensor instead would leave a NumPy-written caller's array unchanged
 without a word (NumPy's and CuPy's ``sort`` return None; JAX's immutable arrays return a copy).
+
+Example:
+    >>> import numpy as np, gpugrad as gg
+    >>> x = gg.tensor([[0.5, 2.0], [-1.0, 3.0]])
+    >>> x.clip(max=1.0).tolist(), x.flatten().shape, x.dot(np.eye(2)).tolist()
+    ([[0.5, 1.0], [-1.0, 1.0]], (4,), [[0.5, 2.0], [-1.0, 3.0]])
+    >>> x.sort()
+    Traceback (most recent call last):
+    ...
+    TypeError: Tensor.sort() would change the tensor in place, as ndarray.sort does, and gpugrad tensors are immutable; use gg.sort(x, axis) or np.sort(x, axis), which returns a new tensor
 """
 from __future__ import annotations
 
@@ -66,22 +76,13 @@ METHODS = {
     "clip": _via(np.clip, "``x.clip(min=None, max=None)``: ``np.clip`` of ``x``, differentiable."),
     "round": _via(np.round, "``x.round(decimals=0)``: ``np.round`` of ``x``."),
     "trace": _via(np.trace, "``x.trace(offset=0, axis1=0, axis2=1, dtype=None)``: ``np.trace`` of ``x``."),
-    "diagonal": _via(np.diagonal, "``x.diagonal(offset=0, axis1=0, axis2=1)``: ``np.diagonal`` of ``x``."),
     "dot": _via(np.dot, "``x.dot(b)``: ``np.dot(x, b)``, differentiable."),
     "cumsum": _via(np.cumsum, "``x.cumsum(axis=None, dtype=None)``: ``np.cumsum`` of ``x``."),
     "cumprod": _via(np.cumprod, "``x.cumprod(axis=None, dtype=None)``: ``np.cumprod`` of ``x``."),
     "take": _via(np.take, "``x.take(indices, axis=None)``: ``np.take`` of ``x``, differentiable."),
-    "repeat": _via(np.repeat, "``x.repeat(repeats, axis=None)``: ``np.repeat`` of ``x``."),
-    "squeeze": _via(np.squeeze, "``x.squeeze(axis=None)``: ``np.squeeze`` of ``x``."),
-    "swapaxes": _via(np.swapaxes, "``x.swapaxes(axis1, axis2)``: ``np.swapaxes`` of ``x``."),
     "argsort": _via(np.argsort, "``x.argsort(axis=-1)``: ``np.argsort`` of ``x`` (int64, no gradient)."),
-    "nonzero": _via(np.nonzero, "``x.nonzero()``: ``np.nonzero`` of ``x``: a tuple of int64 index tensors."),
-    "searchsorted": _via(np.searchsorted, "``x.searchsorted(v, side='left', sorter=None)``: ``np.searchsorted``."),
-    "ravel": _via(np.ravel, "``x.ravel(order='C')``: ``np.ravel`` of ``x``."),
     "flatten": _via(np.ravel, "``x.flatten(order='C')``: ``x``'s elements in one dimension (``np.ravel``)."),
     "copy": _via(np.copy, "``x.copy()``: a new tensor with ``x``'s values (``np.copy``), recorded."),
-    "any": _via(np.any, "``x.any(axis=None, keepdims=False)``: ``np.any`` of ``x``."),
-    "all": _via(np.all, "``x.all(axis=None, keepdims=False)``: ``np.all`` of ``x``."),
     "astype": _astype, "conj": _conj, "conjugate": _conj, "to_device": _to_device,
     "real": property(lambda self: self, doc="The real part: the tensor itself (gpugrad tensors are real)."),
     "imag": property(lambda self: FUNCTIONS[np.imag](np.imag, (self,), {}),

@@ -281,7 +281,7 @@ def trapezoid(y: TensorLike, x: TensorLike | None = None, dx: float = 1.0, axis:
     return _sum(multiply(d, mid) / 2.0, axis=axis)
 
 
-TENSOR_METHODS = {"cumsum": cumsum, "cumprod": cumprod}
+TENSOR_METHODS: dict = {}  # x.cumsum, x.cumprod: gpugrad._numpy.methods (NumPy's out=None)
 
 __all__ = public_ops(globals())
 

@@ -612,14 +612,11 @@ def _searchsorted_method(self: Tensor, v: TensorLike, side: str = "left", sorter
     return searchsorted(self, v, side, sorter)
 
 
+# x.copy, x.argsort, and x.sort / x.partition (refused: ndarray's sort in place): gpugrad._numpy.methods
 TENSOR_METHODS = {
-    "copy": copy,
     "ravel": ravel,
     "swapaxes": swapaxes,
     "repeat": repeat,
-    "sort": sort,
-    "argsort": argsort,
-    "partition": partition,
     "searchsorted": _searchsorted_method,
     "nonzero": nonzero,
     "mT": property(lambda self: swapaxes(self, -1, -2)),  # the matrix transpose of each matrix, as ndarray.mT
