@@ -96,6 +96,10 @@ def _where_all(name, where):
 def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     """``Tensor.__array_ufunc__``: NumPy's ufunc ``ufunc`` (its ``method``) as the gpugrad op of the same
     meaning; a TypeError naming the ufunc where gpugrad has none."""
+    if method == "__call__" and not kwargs:  # ndarray + t, np.exp(t): straight to the op
+        fn = UFUNCS.get(ufunc)
+        if fn is not None:
+            return fn(*inputs)
     name = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
     if not no_out(kwargs.pop("out", None)):
         refuse_out(name)
