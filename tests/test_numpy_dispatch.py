@@ -563,3 +563,44 @@ def test_results_and_gradients_stay_on_the_tensors_device(case, device):
     if case.grad:
         check(scalar_of(case, len(xs)), xs, delta=1e-6, tol=1e-5)
 
+
+
+MIXED_CASES = [case for case in ALL_CASES if len(case.inputs) > 1 and not case.plain]
+
+
+@pytest.mark.parametrize("device", device_params())
+@pytest.mark.parametrize("case", MIXED_CASES, ids=[case.id for case in MIXED_CASES])
+def test_an_ndarray_first_and_a_tensor_later_runs_on_the_tensors_device(case, device):
+    """NumPy's arguments mixed: the ndarray goes to the tensor's device, not the default one."""
+    first, *rest = case.inputs
+    other = "cuda" if device == "cpu" else "cpu"  # the default device is the other one
+    if other == "cuda" and "cuda:0" not in gg.devices():
+        other = device
+    with gg.device(other):
+        later = tensors(rest, device)
+        got = case.fn(first, *later)
+    for out in (got if isinstance(got, (list, tuple)) else [got]):
+        assert out.device == later[0].device
+    assert_like(got, case.fn(*case.inputs))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif("cuda:0" not in gg.devices(), reason="no usable CUDA GPU on this machine (gg.devices() lists only "
+                                                         "the CPU)")
+@pytest.mark.parametrize("fn", [
+    lambda a, t: gg.clip(a, t, 3.0), lambda a, t: gg.einsum("ij,jk->ik", a, t), lambda a, t: gg.linalg.lstsq(a, t)[0],
+    lambda a, t: gg.take(a, gg.argmax(t, axis=0)), lambda a, t: gg.take_along_axis(a, gg.argsort(t, axis=0), 0),
+    lambda a, t: gg.average(a, axis=0, weights=t), lambda a, t: gg.trapezoid(a, t), lambda a, t: gg.diff(a, prepend=t),
+    lambda a, t: gg.searchsorted(np.sort(a[0]), t), lambda a, t: gg.quantile(a, t[0, :1] * 0.1),
+    lambda a, t: t > a, lambda a, t: t == a,
+], ids=["clip", "einsum", "lstsq", "take", "take_along_axis", "average", "trapezoid", "diff", "searchsorted", "quantile",
+        "greater", "equal"])
+def test_a_gpugrad_op_puts_an_ndarray_operand_on_the_tensors_device(fn):
+    """An ndarray before a GPU tensor among an op's operands goes to that GPU (it went to the default device:
+    a DeviceError, a CuPy TypeError, or a result on the CPU)."""
+    a = distinct((2, 2), 0.5, 2.0, seed=30)
+    t = gg.tensor(distinct((2, 2), 0.5, 2.0, seed=31), device="cuda")
+    with gg.device("cpu"):
+        got = fn(a, t)
+    assert got.device == t.device
+    np.testing.assert_allclose(got.numpy(), fn(a, gg.tensor(t.numpy())).numpy(), rtol=1e-6)

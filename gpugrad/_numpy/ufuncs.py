@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops as g
+from ..ops.base import unary
 from ..tensor import Tensor, ensure_tensor
 from .binding import cast_arrays, no_out, refuse_out
 from .refusals import unsupported
@@ -17,6 +18,7 @@ from .refusals import unsupported
 
 def _float_power(x, y):
     """``np.float_power``: ``power`` computed in float64 (NumPy's rule for every input dtype)."""
+    x, y = unary(x, y), unary(y, x)
     return g.power(cast_arrays(x, np.float64), cast_arrays(y, np.float64))
 
 
@@ -42,11 +44,11 @@ def _vecdot(x1, x2):
 
 
 def _matvec(a, v):
-    return g.squeeze(g.matmul(a, g.expand_dims(v, -1)), -1)
+    return g.squeeze(g.matmul(a, g.expand_dims(unary(v, a), -1)), -1)
 
 
 def _vecmat(v, a):
-    return g.squeeze(g.matmul(g.expand_dims(v, -2), a), -2)
+    return g.squeeze(g.matmul(g.expand_dims(unary(v, a), -2), a), -2)
 
 
 UFUNCS = {

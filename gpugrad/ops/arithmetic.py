@@ -449,7 +449,7 @@ def clip(x: TensorLike, lo: TensorLike, hi: TensorLike) -> Tensor:
         >>> gg.clip(gg.tensor([-1.0, 0.5, 2.0]), 0.0, 1.0).numpy().tolist()
         [0.0, 0.5, 1.0]
     """
-    x = unary(x)
+    x = unary(x, lo, hi)
     xp = x._device.xp
     lo = -np.inf if lo is None else lo  # no bound, as in NumPy: one the forward and both gradients can compare
     hi = np.inf if hi is None else hi

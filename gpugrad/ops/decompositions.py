@@ -565,7 +565,7 @@ def lstsq(a: TensorLike, b: TensorLike, rcond: float | None = None) -> tuple[Ten
         >>> [round(v, 4) for v in x.numpy().tolist()], round(residuals.item(), 4), rank
         ([1.1667, 0.5], 0.1667, 2)
     """
-    a = _matrix(a, "Svd", square=False)
+    a = _matrix(unary(a, b), "Svd", square=False)
     if a.ndim != 2:
         raise ShapeError(f"op 'lstsq' takes a matrix a of shape (M, N), not {a.shape}")
     b = unary(b) if not isinstance(b, Tensor) else b

@@ -275,7 +275,7 @@ def take(x: TensorLike, indices: TensorLike, axis: Axis = None) -> Tensor:
         >>> gg.take(x, [1, 1], axis=1).numpy().tolist()
         [[2.0, 2.0], [4.0, 4.0]]
     """
-    x = unary(x)
+    x = unary(x, indices)
     if axis is None:
         x = reshape(x, -1)
         axis = 0

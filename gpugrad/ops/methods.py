@@ -26,7 +26,12 @@ def _reflected(fn):
 def _comparison(ufunc_name):
     """A comparison operator: elementwise, boolean, not recorded (no gradient)."""
     def op(self, other):
-        other_data = other._data if isinstance(other, Tensor) else other
+        if isinstance(other, Tensor):
+            other_data = other._data
+        elif isinstance(other, (int, float, bool, self._device.array_type)):
+            other_data = other
+        else:  # an ndarray or a list next to a GPU tensor: onto its device, as the ops' operands go
+            other_data = Tensor(other, None, self._device)._data
         return Tensor._wrap(getattr(self._device.xp, ufunc_name)(self._data, other_data), self._device)
 
     op.__name__ = ufunc_name

@@ -443,7 +443,7 @@ def take_along_axis(x: TensorLike, indices: TensorLike, axis: Axis = -1) -> Tens
         >>> gg.take_along_axis(x, gg.argsort(x), axis=1).numpy().tolist()
         [[10.0, 20.0, 30.0]]
     """
-    x = unary(x)
+    x = unary(x, indices)
     if axis is None:
         x = reshape(x, -1)
         axis = 0
@@ -564,7 +564,7 @@ def searchsorted(a: TensorLike, v: TensorLike, side: str = "left", sorter: Tenso
         >>> gg.searchsorted(gg.tensor([1.0, 2.0, 3.0]), gg.tensor([2.0, 0.5]), side="right").numpy().tolist()
         [2, 0]
     """
-    a = unary(a)
+    a = unary(a, v, sorter)
     if a.ndim != 1:
         raise ShapeError(f"op 'SearchSorted' takes a sorted 1-D tensor a, not shape {a.shape}")
     if side not in ("left", "right"):
