@@ -15,6 +15,7 @@ from gpugrad._numpy.ufuncs import ACCUMULATE, REDUCE, UFUNCS
 from tests.conftest import check, device_params, gradient_function, recorded_types
 
 RNG = np.random.default_rng(0)
+NUMPY2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 
 
 def distinct(shape, lo=0.2, hi=0.9, seed=0):
@@ -44,118 +45,124 @@ class Case:
             .replace("numpy", "np") + "." + func.__name__ + (f"-{label}" if label else "")
 
 
-def c(func, fn, *inputs, **kw):
-    return Case(func, fn, *inputs, **kw)
+def c(name, fn, *inputs, **kw):
+    """The case of NumPy's function ``name`` ("linalg.norm"); None where this NumPy lacks it (1.26 has no
+    np.cumulative_sum, ...)."""
+    func = np
+    for part in name.split("."):
+        func = getattr(func, part, None)
+    return None if func is None else Case(func, fn, *inputs, **kw)
 
 
 FUNCTION_CASES = [
     # reductions
-    c(np.sum, lambda a: np.sum(a, axis=0), M), c(np.sum, lambda a: np.sum(a, dtype=np.float32), M, grad=False, label="dtype"),
-    c(np.mean, lambda a: np.mean(a, axis=1, keepdims=True), M), c(np.prod, lambda a: np.prod(a, axis=1), M),
-    c(np.max, lambda a: np.max(a, axis=0), M), c(np.min, lambda a: np.min(a), M),
-    c(np.amax, lambda a: np.amax(a, 1), M), c(np.amin, lambda a: np.amin(a, 0, keepdims=True), M),
-    c(np.var, lambda a: np.var(a, axis=0, ddof=1), M), c(np.std, lambda a: np.std(a, axis=1), M),
-    c(np.argmax, lambda a: np.argmax(a, axis=1), M, grad=False), c(np.argmin, lambda a: np.argmin(a), M, grad=False),
-    c(np.all, lambda a: np.all(a > 0.3, axis=0), M, grad=False), c(np.any, lambda a: np.any(a > 0.8), M, grad=False),
-    c(np.ptp, lambda a: np.ptp(a, axis=1), M), c(np.count_nonzero, lambda a: np.count_nonzero(a > 0.5), M, grad=False),
-    c(np.average, lambda a: np.average(a, axis=0, weights=np.array([1.0, 2.0, 3.0])), M),
-    c(np.median, lambda a: np.median(a, axis=0), M), c(np.quantile, lambda a: np.quantile(a, 0.3, axis=1), M),
-    c(np.percentile, lambda a: np.percentile(a, [10, 60]), M), c(np.nansum, lambda a: np.nansum(a, axis=1), M),
-    c(np.nanmean, lambda a: np.nanmean(a, axis=0), M),
+    c("sum", lambda a: np.sum(a, axis=0), M), c("sum", lambda a: np.sum(a, dtype=np.float32), M, grad=False, label="dtype"),
+    c("mean", lambda a: np.mean(a, axis=1, keepdims=True), M), c("prod", lambda a: np.prod(a, axis=1), M),
+    c("max", lambda a: np.max(a, axis=0), M), c("min", lambda a: np.min(a), M),
+    c("amax", lambda a: np.amax(a, 1), M), c("amin", lambda a: np.amin(a, 0, keepdims=True), M),
+    c("var", lambda a: np.var(a, axis=0, ddof=1), M), c("std", lambda a: np.std(a, axis=1), M),
+    c("argmax", lambda a: np.argmax(a, axis=1), M, grad=False), c("argmin", lambda a: np.argmin(a), M, grad=False),
+    c("all", lambda a: np.all(a > 0.3, axis=0), M, grad=False), c("any", lambda a: np.any(a > 0.8), M, grad=False),
+    c("ptp", lambda a: np.ptp(a, axis=1), M), c("count_nonzero", lambda a: np.count_nonzero(a > 0.5), M, grad=False),
+    c("average", lambda a: np.average(a, axis=0, weights=np.array([1.0, 2.0, 3.0])), M),
+    c("median", lambda a: np.median(a, axis=0), M), c("quantile", lambda a: np.quantile(a, 0.3, axis=1), M),
+    c("percentile", lambda a: np.percentile(a, [10, 60]), M), c("nansum", lambda a: np.nansum(a, axis=1), M),
+    c("nanmean", lambda a: np.nanmean(a, axis=0), M),
     # cumulative
-    c(np.cumsum, lambda a: np.cumsum(a, axis=1), M), c(np.cumprod, lambda a: np.cumprod(a, 0), M),
-    c(np.diff, lambda a: np.diff(a, axis=0), M), c(np.gradient, lambda a: np.gradient(a, axis=1), M),
-    c(np.trapezoid, lambda a: np.trapezoid(a, dx=0.5), M),
-    c(np.cumulative_sum, lambda a: np.cumulative_sum(a, axis=1, include_initial=True), M),
-    c(np.cumulative_prod, lambda a: np.cumulative_prod(a, axis=0), M),
+    c("cumsum", lambda a: np.cumsum(a, axis=1), M), c("cumprod", lambda a: np.cumprod(a, 0), M),
+    c("diff", lambda a: np.diff(a, axis=0), M), c("gradient", lambda a: np.gradient(a, axis=1), M),
+    c("trapezoid", lambda a: np.trapezoid(a, dx=0.5), M), c("trapz", lambda a: np.trapz(a, dx=0.5), M),
+    c("cumulative_sum", lambda a: np.cumulative_sum(a, axis=1, include_initial=True), M),
+    c("cumulative_prod", lambda a: np.cumulative_prod(a, axis=0), M),
     # products
-    c(np.dot, lambda a, b: np.dot(a, b), M, N), c(np.dot, lambda a: np.dot(a, N), M, label="ndarray"),
-    c(np.vdot, lambda a, b: np.vdot(a, b), V, W), c(np.inner, lambda a, b: np.inner(a, b), M, V),
-    c(np.outer, lambda a, b: np.outer(a, b), V, W), c(np.tensordot, lambda a, b: np.tensordot(a, b, axes=1), M, N),
-    c(np.einsum, lambda a, b: np.einsum("ij,jk->ik", a, b), M, N), c(np.kron, lambda a, b: np.kron(a, b), V, B),
-    c(np.cross, lambda a, b: np.cross(a, b), M[:, :3], N[:3]), c(np.trace, lambda a: np.trace(a, offset=1), M),
-    c(np.diagonal, lambda a: np.diagonal(a, 1), M), c(np.diag, lambda a: np.diag(a), V),
-    c(np.diagflat, lambda a: np.diagflat(a, 1), B), c(np.tril, lambda a: np.tril(a, -1), M),
-    c(np.triu, lambda a: np.triu(a), M),
+    c("dot", lambda a, b: np.dot(a, b), M, N), c("dot", lambda a: np.dot(a, N), M, label="ndarray"),
+    c("vdot", lambda a, b: np.vdot(a, b), V, W), c("inner", lambda a, b: np.inner(a, b), M, V),
+    c("outer", lambda a, b: np.outer(a, b), V, W), c("tensordot", lambda a, b: np.tensordot(a, b, axes=1), M, N),
+    c("einsum", lambda a, b: np.einsum("ij,jk->ik", a, b), M, N), c("kron", lambda a, b: np.kron(a, b), V, B),
+    c("cross", lambda a, b: np.cross(a, b), M[:, :3], N[:3]), c("trace", lambda a: np.trace(a, offset=1), M),
+    c("diagonal", lambda a: np.diagonal(a, 1), M), c("diag", lambda a: np.diag(a), V),
+    c("diagflat", lambda a: np.diagflat(a, 1), B), c("tril", lambda a: np.tril(a, -1), M),
+    c("triu", lambda a: np.triu(a), M),
     # shape
-    c(np.reshape, lambda a: np.reshape(a, (2, 6)), M), c(np.ravel, lambda a: np.ravel(a), M),
-    c(np.transpose, lambda a: np.transpose(a, (2, 0, 1)), C3), c(np.matrix_transpose, np.matrix_transpose, C3),
-    c(np.swapaxes, lambda a: np.swapaxes(a, 0, 2), C3), c(np.moveaxis, lambda a: np.moveaxis(a, 0, -1), C3),
-    c(np.squeeze, lambda a: np.squeeze(a[None], 0), M), c(np.expand_dims, lambda a: np.expand_dims(a, (0, 2)), M),
-    c(np.broadcast_to, lambda a: np.broadcast_to(a, (2, 4)), V),
-    c(np.broadcast_arrays, lambda a, b: np.broadcast_arrays(a, b), V, B[:, :1]),
-    c(np.atleast_1d, np.atleast_1d, np.float64(0.5)), c(np.atleast_2d, np.atleast_2d, V),
-    c(np.atleast_3d, np.atleast_3d, M), c(np.copy, np.copy, M), c(np.astype, lambda a: np.astype(a, np.float32), M, grad=False),
+    c("reshape", lambda a: np.reshape(a, (2, 6)), M), c("ravel", lambda a: np.ravel(a), M),
+    c("transpose", lambda a: np.transpose(a, (2, 0, 1)), C3), c("matrix_transpose", lambda *xs: np.matrix_transpose(*xs), C3),
+    c("swapaxes", lambda a: np.swapaxes(a, 0, 2), C3), c("moveaxis", lambda a: np.moveaxis(a, 0, -1), C3),
+    c("squeeze", lambda a: np.squeeze(a[None], 0), M), c("expand_dims", lambda a: np.expand_dims(a, (0, 2)), M),
+    c("broadcast_to", lambda a: np.broadcast_to(a, (2, 4)), V),
+    c("broadcast_arrays", lambda a, b: np.broadcast_arrays(a, b), V, B[:, :1]),
+    c("atleast_1d", lambda *xs: np.atleast_1d(*xs), np.float64(0.5)), c("atleast_2d", lambda *xs: np.atleast_2d(*xs), V),
+    c("atleast_3d", lambda *xs: np.atleast_3d(*xs), M), c("copy", lambda *xs: np.copy(*xs), M), c("astype", lambda a: np.astype(a, np.float32), M, grad=False),
     # joining and splitting
-    c(np.concatenate, lambda a, b: np.concatenate([a, b.T], axis=0), M, N),
-    c(np.concatenate, lambda a: np.concatenate((a, M), axis=1), M, label="ndarray"),
-    c(np.concat, lambda a, b: np.concat([a, b]), V, W), c(np.stack, lambda a, b: np.stack([a, b], 1), V, W),
-    c(np.vstack, lambda a, b: np.vstack([a, b]), V, W), c(np.hstack, lambda a, b: np.hstack((a, b)), M, B),
-    c(np.dstack, lambda a, b: np.dstack([a, b]), V, W), c(np.column_stack, lambda a, b: np.column_stack([a, b]), V, W),
-    c(np.append, lambda a, b: np.append(a, b), M, V),
-    c(np.split, lambda a: np.split(a, [1, 3], axis=1), M), c(np.split, lambda a: np.split(a, 2, 1), M, label="n"),
-    c(np.array_split, lambda a: np.array_split(a, 3, axis=1), M), c(np.unstack, lambda a: np.unstack(a, axis=1), M),
-    c(np.hsplit, lambda a: np.hsplit(a, 2), M), c(np.vsplit, lambda a: np.vsplit(a, [1]), M),
-    c(np.dsplit, lambda a: np.dsplit(a, [1]), C3),
+    c("concatenate", lambda a, b: np.concatenate([a, b.T], axis=0), M, N),
+    c("concatenate", lambda a: np.concatenate((a, M), axis=1), M, label="ndarray"),
+    c("concat", lambda a, b: np.concat([a, b]), V, W), c("stack", lambda a, b: np.stack([a, b], 1), V, W),
+    c("vstack", lambda a, b: np.vstack([a, b]), V, W), c("hstack", lambda a, b: np.hstack((a, b)), M, B),
+    c("dstack", lambda a, b: np.dstack([a, b]), V, W), c("column_stack", lambda a, b: np.column_stack([a, b]), V, W),
+    c("append", lambda a, b: np.append(a, b), M, V),
+    c("split", lambda a: np.split(a, [1, 3], axis=1), M), c("split", lambda a: np.split(a, 2, 1), M, label="n"),
+    c("array_split", lambda a: np.array_split(a, 3, axis=1), M), c("unstack", lambda a: np.unstack(a, axis=1), M),
+    c("hsplit", lambda a: np.hsplit(a, 2), M), c("vsplit", lambda a: np.vsplit(a, [1]), M),
+    c("dsplit", lambda a: np.dsplit(a, [1]), C3),
     # order
-    c(np.roll, lambda a: np.roll(a, 1, axis=1), M), c(np.flip, lambda a: np.flip(a, 0), M), c(np.fliplr, np.fliplr, M),
-    c(np.flipud, np.flipud, M), c(np.rot90, lambda a: np.rot90(a), M), c(np.tile, lambda a: np.tile(a, (2, 1)), V),
-    c(np.repeat, lambda a: np.repeat(a, 2, axis=0), M), c(np.sort, lambda a: np.sort(a, axis=0), M),
-    c(np.argsort, lambda a: np.argsort(a), M, grad=False), c(np.partition, lambda a: np.partition(a, 2), V),
-    c(np.searchsorted, lambda a: np.searchsorted(a, np.array([0.3, 0.6])), np.sort(V), grad=False),
-    c(np.nonzero, lambda a: np.nonzero(a > 0.5), M, grad=False), c(np.argwhere, lambda a: np.argwhere(a > 0.5), M,
+    c("roll", lambda a: np.roll(a, 1, axis=1), M), c("flip", lambda a: np.flip(a, 0), M), c("fliplr", lambda *xs: np.fliplr(*xs), M),
+    c("flipud", lambda *xs: np.flipud(*xs), M), c("rot90", lambda a: np.rot90(a), M), c("tile", lambda a: np.tile(a, (2, 1)), V),
+    c("repeat", lambda a: np.repeat(a, 2, axis=0), M), c("sort", lambda a: np.sort(a, axis=0), M),
+    c("argsort", lambda a: np.argsort(a), M, grad=False), c("partition", lambda a: np.partition(a, 2), V),
+    c("searchsorted", lambda a: np.searchsorted(a, np.array([0.3, 0.6])), np.sort(V), grad=False),
+    c("nonzero", lambda a: np.nonzero(a > 0.5), M, grad=False), c("argwhere", lambda a: np.argwhere(a > 0.5), M,
                                                                        grad=False),
-    c(np.flatnonzero, lambda a: np.flatnonzero(a > 0.5), M, grad=False),
+    c("flatnonzero", lambda a: np.flatnonzero(a > 0.5), M, grad=False),
     # indexing
-    c(np.take, lambda a: np.take(a, I, axis=1), M), c(np.take_along_axis, lambda a: np.take_along_axis(
-        a, np.argsort(M, axis=1), axis=1), M), c(np.pad, lambda a: np.pad(a, ((1, 0), (0, 2))), M),
+    c("take", lambda a: np.take(a, I, axis=1), M), c("take_along_axis", lambda a: np.take_along_axis(
+        a, np.argsort(M, axis=1), axis=1), M), c("pad", lambda a: np.pad(a, ((1, 0), (0, 2))), M),
     # elementwise functions that are not ufuncs
-    c(np.where, lambda a, b: np.where(a > 0.5, a, b), M, N.T), c(np.where, lambda a: np.where(a > 0.5), M,
+    c("where", lambda a, b: np.where(a > 0.5, a, b), M, N.T), c("where", lambda a: np.where(a > 0.5), M,
                                                                  grad=False, label="nonzero"),
-    c(np.clip, lambda a: np.clip(a, 0.3, 0.7), M), c(np.clip, lambda a: np.clip(a, max=0.6), M, label="max"),
-    c(np.round, lambda a: np.round(a, 1), M, grad=False), c(np.around, lambda a: np.around(a * 10), M, grad=False),
-    c(np.nan_to_num, lambda a: np.nan_to_num(a, nan=0.5), M),
-    c(np.nan_to_num, lambda a: np.nan_to_num(np.log(a > 0.5) * a, neginf=-7.0), M, grad=False, label="inf"), c(np.sinc, np.sinc, M),
-    c(np.fix, lambda a: np.fix(a * 4 - 2), M, grad=False), c(np.real, np.real, M), c(np.imag, np.imag, M, grad=False),
-    c(np.isposinf, lambda a: np.isposinf(1 / (a > 0.5) - 0.5), M, grad=False),
-    c(np.isneginf, lambda a: np.isneginf(-1 / (a > 0.5)), M, grad=False),
+    c("clip", lambda a: np.clip(a, 0.3, 0.7), M), *([c("clip", lambda a: np.clip(a, max=0.6), M, label="max")] if NUMPY2 else []),  # NumPy 2's min=/max=
+    c("round", lambda a: np.round(a, 1), M, grad=False), c("around", lambda a: np.around(a * 10), M, grad=False),
+    c("nan_to_num", lambda a: np.nan_to_num(a, nan=0.5), M),
+    c("nan_to_num", lambda a: np.nan_to_num(np.log(a > 0.5) * a, neginf=-7.0), M, grad=False, label="inf"), c("sinc", lambda *xs: np.sinc(*xs), M),
+    c("fix", lambda a: np.fix(a * 4 - 2), M, grad=False), c("real", lambda *xs: np.real(*xs), M), c("imag", lambda *xs: np.imag(*xs), M, grad=False),
+    c("isposinf", lambda a: np.isposinf(1 / (a > 0.5) - 0.5), M, grad=False),
+    c("isneginf", lambda a: np.isneginf(-1 / (a > 0.5)), M, grad=False),
     # made like a tensor
-    c(np.zeros_like, np.zeros_like, M, grad=False), c(np.ones_like, lambda a: np.ones_like(a, dtype=np.int32), M,
+    c("zeros_like", lambda *xs: np.zeros_like(*xs), M, grad=False), c("ones_like", lambda a: np.ones_like(a, dtype=np.int32), M,
                                                       grad=False),
-    c(np.empty_like, lambda a: np.empty_like(a) * 0, M, grad=False),
-    c(np.full_like, lambda a: np.full_like(a, 7, shape=(2,)), M, grad=False),
+    c("empty_like", lambda a: np.empty_like(a) * 0, M, grad=False),
+    c("full_like", lambda a: np.full_like(a, 7, shape=(2,)), M, grad=False),
     # comparisons of values
-    c(np.isclose, lambda a: np.isclose(a, M + 1e-9), M, grad=False),
-    c(np.allclose, lambda a: np.allclose(a, M), M, plain=True), c(np.array_equal, lambda a: np.array_equal(a, M), M,
+    c("isclose", lambda a: np.isclose(a, M + 1e-9), M, grad=False),
+    c("allclose", lambda a: np.allclose(a, M), M, plain=True), c("array_equal", lambda a: np.array_equal(a, M), M,
                                                                      plain=True),
-    c(np.array_equiv, lambda a: np.array_equiv(a, M[0]), M, plain=True),
+    c("array_equiv", lambda a: np.array_equiv(a, M[0]), M, plain=True),
     # what a tensor is
-    c(np.shape, np.shape, M, plain=True), c(np.ndim, np.ndim, M, plain=True),
-    c(np.size, lambda a: np.size(a, 1), M, plain=True), c(np.result_type, lambda a: np.result_type(a, np.int32), M,
+    c("shape", lambda *xs: np.shape(*xs), M, plain=True), c("ndim", lambda *xs: np.ndim(*xs), M, plain=True),
+    c("size", lambda a: np.size(a, 1), M, plain=True), c("result_type", lambda a: np.result_type(a, np.int32), M,
                                                            plain=True),
-    c(np.iscomplexobj, np.iscomplexobj, M, plain=True), c(np.isrealobj, np.isrealobj, M, plain=True),
-    c(np.array2string, lambda a: np.array2string(a, precision=2), M, plain=True),
-    c(np.array_repr, np.array_repr, V, plain=True), c(np.array_str, np.array_str, V, plain=True),
+    c("iscomplexobj", lambda *xs: np.iscomplexobj(*xs), M, plain=True), c("isrealobj", lambda *xs: np.isrealobj(*xs), M, plain=True),
+    c("array2string", lambda a: np.array2string(a, precision=2), M, plain=True),
+    c("array_repr", lambda *xs: np.array_repr(*xs), V, plain=True), c("array_str", lambda *xs: np.array_str(*xs), V, plain=True),
     # numpy.linalg
-    c(np.linalg.norm, lambda a: np.linalg.norm(a, axis=1), M), c(np.linalg.norm, np.linalg.norm, M, label="fro"),
-    c(np.linalg.det, np.linalg.det, S), c(np.linalg.inv, np.linalg.inv, S),
-    c(np.linalg.solve, np.linalg.solve, S, B), c(np.linalg.slogdet, np.linalg.slogdet, S),
-    c(np.linalg.cholesky, np.linalg.cholesky, S), c(np.linalg.qr, np.linalg.qr, M.T),
-    c(np.linalg.svd, lambda a: np.linalg.svd(a, full_matrices=False), M),
-    c(np.linalg.eigh, np.linalg.eigh, S), c(np.linalg.eig, lambda a: np.linalg.eig(a).eigenvalues, S),
-    c(np.linalg.pinv, np.linalg.pinv, M), c(np.linalg.lstsq, lambda a, b: np.linalg.lstsq(a, b)[0], M.T, B[:, 0].repeat(
-        2)[:4]), c(np.linalg.matrix_power, lambda a: np.linalg.matrix_power(a, 3), S),
-    c(np.linalg.svdvals, np.linalg.svdvals, M), c(np.linalg.eigvals, np.linalg.eigvals, S),
-    c(np.linalg.eigvalsh, np.linalg.eigvalsh, S),
-    c(np.linalg.multi_dot, lambda a, b: np.linalg.multi_dot([a, b, S]), M, N),
-    c(np.linalg.vector_norm, lambda a: np.linalg.vector_norm(a, axis=(0, 2), keepdims=True), C3),
-    c(np.linalg.vector_norm, lambda a: np.linalg.vector_norm(a, ord=1), M, label="flat"),
-    c(np.linalg.matrix_norm, np.linalg.matrix_norm, C3), c(np.linalg.matmul, np.linalg.matmul, M, N),
-    c(np.linalg.outer, np.linalg.outer, V, W), c(np.linalg.tensordot, np.linalg.tensordot, C3, C3.transpose(1, 2, 0).copy()),
-    c(np.linalg.vecdot, np.linalg.vecdot, M, V), c(np.linalg.trace, np.linalg.trace, C3),
-    c(np.linalg.diagonal, lambda a: np.linalg.diagonal(a, offset=1), C3),
-    c(np.linalg.cross, np.linalg.cross, M[:, :3], N[:3]), c(np.linalg.matrix_transpose, np.linalg.matrix_transpose, M),
+    c("linalg.norm", lambda a: np.linalg.norm(a, axis=1), M), c("linalg.norm", lambda *xs: np.linalg.norm(*xs), M, label="fro"),
+    c("linalg.det", lambda *xs: np.linalg.det(*xs), S), c("linalg.inv", lambda *xs: np.linalg.inv(*xs), S),
+    c("linalg.solve", lambda *xs: np.linalg.solve(*xs), S, B), c("linalg.slogdet", lambda *xs: np.linalg.slogdet(*xs), S),
+    c("linalg.cholesky", lambda *xs: np.linalg.cholesky(*xs), S), c("linalg.qr", lambda *xs: np.linalg.qr(*xs), M.T),
+    c("linalg.svd", lambda a: np.linalg.svd(a, full_matrices=False), M),
+    c("linalg.eigh", lambda *xs: np.linalg.eigh(*xs), S), c("linalg.eig", lambda a: np.linalg.eig(a).eigenvalues, S),
+    c("linalg.pinv", lambda *xs: np.linalg.pinv(*xs), M), c("linalg.lstsq", lambda a, b: np.linalg.lstsq(a, b)[0], M.T, B[:, 0].repeat(
+        2)[:4]), c("linalg.matrix_power", lambda a: np.linalg.matrix_power(a, 3), S),
+    c("linalg.svdvals", lambda *xs: np.linalg.svdvals(*xs), M), c("linalg.eigvals", lambda *xs: np.linalg.eigvals(*xs), S),
+    c("linalg.eigvalsh", lambda *xs: np.linalg.eigvalsh(*xs), S),
+    c("linalg.multi_dot", lambda a, b: np.linalg.multi_dot([a, b, S]), M, N),
+    c("linalg.vector_norm", lambda a: np.linalg.vector_norm(a, axis=(0, 2), keepdims=True), C3),
+    c("linalg.vector_norm", lambda a: np.linalg.vector_norm(a, ord=1), M, label="flat"),
+    c("linalg.matrix_norm", lambda *xs: np.linalg.matrix_norm(*xs), C3), c("linalg.matmul", lambda *xs: np.linalg.matmul(*xs), M, N),
+    c("linalg.outer", lambda *xs: np.linalg.outer(*xs), V, W), c("linalg.tensordot", lambda *xs: np.linalg.tensordot(*xs), C3, C3.transpose(1, 2, 0).copy()),
+    c("linalg.vecdot", lambda *xs: np.linalg.vecdot(*xs), M, V), c("linalg.trace", lambda *xs: np.linalg.trace(*xs), C3),
+    c("linalg.diagonal", lambda a: np.linalg.diagonal(a, offset=1), C3),
+    c("linalg.cross", lambda *xs: np.linalg.cross(*xs), M[:, :3], N[:3]), c("linalg.matrix_transpose", lambda *xs: np.linalg.matrix_transpose(*xs), M),
 ]
+FUNCTION_CASES = [case for case in FUNCTION_CASES if case is not None]
 
 ARC = distinct((3, 4), 1.2, 2.5, seed=7)  # inside arccosh's domain
 UNIT = distinct((3, 4), -0.8, 0.8, seed=8)  # inside arcsin's, arctanh's
@@ -169,32 +176,32 @@ NO_GRADIENT = {np.sign, np.floor, np.ceil, np.trunc, np.rint, np.isfinite, np.is
 def ufunc_case(ufunc):
     first = DOMAIN.get(ufunc, M)
     if ufunc in (np.matmul,):
-        return c(ufunc, ufunc, M, N)
-    if ufunc is np.vecdot:
-        return c(ufunc, ufunc, M, V)
-    if ufunc is np.matvec:
-        return c(ufunc, ufunc, M, V)
-    if ufunc is np.vecmat:
-        return c(ufunc, ufunc, distinct((3,)), M)
+        return Case(ufunc, ufunc, M, N)
+    if ufunc is getattr(np, "vecdot", None):
+        return Case(ufunc, ufunc, M, V)
+    if ufunc is getattr(np, "matvec", None):
+        return Case(ufunc, ufunc, M, V)
+    if ufunc is getattr(np, "vecmat", None):
+        return Case(ufunc, ufunc, distinct((3,)), M)
     if ufunc.__name__.startswith("logical"):
         inputs = (first > 0.5, N.T > 0.5)[:ufunc.nin]
-        return c(ufunc, ufunc, *inputs, grad=False)
+        return Case(ufunc, ufunc, *inputs, grad=False)
     second = distinct((3, 4), 0.4, 1.1, seed=9)
-    return c(ufunc, ufunc, *(first, second)[:ufunc.nin], grad=ufunc not in NO_GRADIENT)
+    return Case(ufunc, ufunc, *(first, second)[:ufunc.nin], grad=ufunc not in NO_GRADIENT)
 
 
 UFUNC_CASES = [ufunc_case(u) for u in UFUNCS]
 METHOD_CASES = [  # ufunc methods that are a gpugrad reduction or scan
-    c(np.add.reduce, lambda a: np.add.reduce(a), M, label="add"),
-    c(np.multiply.reduce, lambda a: np.multiply.reduce(a, axis=1, keepdims=True), M, label="multiply"),
-    c(np.maximum.reduce, lambda a: np.maximum.reduce(a, axis=None), M, label="maximum"),
-    c(np.minimum.reduce, lambda a: np.minimum.reduce(a, 1), M, label="minimum"),
-    c(np.logaddexp.reduce, lambda a: np.logaddexp.reduce(a, 0), M, label="logaddexp"),
-    c(np.logical_and.reduce, lambda a: np.logical_and.reduce(a > 0.3), M, grad=False, label="logical_and"),
-    c(np.logical_or.reduce, lambda a: np.logical_or.reduce(a > 0.8, axis=1), M, grad=False, label="logical_or"),
-    c(np.add.accumulate, lambda a: np.add.accumulate(a), M, label="add-accumulate"),
-    c(np.multiply.accumulate, lambda a: np.multiply.accumulate(a, axis=1), M, label="multiply-accumulate"),
-    c(np.subtract.outer, lambda a, b: np.subtract.outer(a, b), V, W, label="outer"),
+    c("add.reduce", lambda a: np.add.reduce(a), M, label="add"),
+    c("multiply.reduce", lambda a: np.multiply.reduce(a, axis=1, keepdims=True), M, label="multiply"),
+    c("maximum.reduce", lambda a: np.maximum.reduce(a, axis=None), M, label="maximum"),
+    c("minimum.reduce", lambda a: np.minimum.reduce(a, 1), M, label="minimum"),
+    c("logaddexp.reduce", lambda a: np.logaddexp.reduce(a, 0), M, label="logaddexp"),
+    c("logical_and.reduce", lambda a: np.logical_and.reduce(a > 0.3), M, grad=False, label="logical_and"),
+    c("logical_or.reduce", lambda a: np.logical_or.reduce(a > 0.8, axis=1), M, grad=False, label="logical_or"),
+    c("add.accumulate", lambda a: np.add.accumulate(a), M, label="add-accumulate"),
+    c("multiply.accumulate", lambda a: np.multiply.accumulate(a, axis=1), M, label="multiply-accumulate"),
+    c("subtract.outer", lambda a, b: np.subtract.outer(a, b), V, W, label="outer"),
 ]
 REDUCE_METHODS = {("reduce", u) for u in REDUCE} | {("accumulate", u) for u in ACCUMULATE}
 
@@ -336,7 +343,7 @@ KNOWN_DTYPE_FAULTS = {
 ], ids=["sum", "add", "multiply", "maximum", "cumsum", "concatenate", "where", "max", "dot", "clip", "sort", "mean"])
 def test_integer_and_bool_tensors_keep_numpys_dtypes(fn, dtype, request):
     name = request.node.callspec.id
-    if name in KNOWN_DTYPE_FAULTS:
+    if name in KNOWN_DTYPE_FAULTS and NUMPY2:
         request.applymarker(pytest.mark.xfail(reason=KNOWN_DTYPE_FAULTS[name], strict=True))
     a = np.array([3, 0, 2, 1]).astype(dtype)
     assert_like(fn(gg.tensor(a)), fn(a))

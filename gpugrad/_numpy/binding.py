@@ -59,11 +59,24 @@ def no_out(out):
 
 _SIGNATURES: dict = {}
 
+# NumPy's functions written in C, whose signature NumPy 1.26 does not expose (NumPy 2 does)
+_C_SIGNATURES = {
+    "concatenate": lambda arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind": None,
+    "where": lambda condition, x=None, y=None, /: None,
+    "dot": lambda a, b, out=None: None,
+    "vdot": lambda a, b, /: None,
+    "inner": lambda a, b, /: None,
+}
+
 
 def _signature(fn):
     sig = _SIGNATURES.get(fn)
     if sig is None:
-        sig = _SIGNATURES[fn] = inspect.signature(fn)
+        try:
+            sig = inspect.signature(fn)
+        except ValueError:
+            sig = inspect.signature(_C_SIGNATURES[fn.__name__])
+        _SIGNATURES[fn] = sig
     return sig
 
 

@@ -353,74 +353,84 @@ def _printed(np_func):
 # ---------------------------------------------------------------- the table
 
 
+def _np(path):
+    """NumPy's function at ``path`` ("linalg.norm"), or None where this NumPy (1.26 or later) lacks it."""
+    obj = np
+    for part in path.split("."):
+        obj = getattr(obj, part, None)
+    return obj
+
+
+
 _SUM = dict(_REDUCE, initial=only(np._NoValue))
 FUNCTIONS = {
     # reductions
-    np.sum: Call(g.sum, **_SUM), np.mean: Call(g.mean, **_REDUCE), np.prod: Call(g.prod, **_SUM),
-    np.max: Call(g.max, **_SUM), np.min: Call(g.min, **_SUM), np.amax: Call(g.max, **_SUM),
-    np.amin: Call(g.min, **_SUM), np.var: Call(g.var, **_REDUCE), np.std: Call(g.std, **_REDUCE),
-    np.argmax: Call(g.argmax), np.argmin: Call(g.argmin), np.all: Call(g.all, **_REDUCE),
-    np.any: Call(g.any, **_REDUCE), np.ptp: Call(g.ptp), np.count_nonzero: Call(g.count_nonzero),
-    np.average: Call(g.average), np.median: Call(g.median, overwrite_input=DROP),
-    np.quantile: Call(g.quantile, overwrite_input=DROP), np.percentile: Call(g.percentile, overwrite_input=DROP),
-    np.nansum: Call(g.nansum, **_SUM), np.nanmean: Call(g.nanmean, **_REDUCE),
+    _np("sum"): Call(g.sum, **_SUM), _np("mean"): Call(g.mean, **_REDUCE), _np("prod"): Call(g.prod, **_SUM),
+    _np("max"): Call(g.max, **_SUM), _np("min"): Call(g.min, **_SUM), _np("amax"): Call(g.max, **_SUM),
+    _np("amin"): Call(g.min, **_SUM), _np("var"): Call(g.var, **_REDUCE), _np("std"): Call(g.std, **_REDUCE),
+    _np("argmax"): Call(g.argmax), _np("argmin"): Call(g.argmin), _np("all"): Call(g.all, **_REDUCE),
+    _np("any"): Call(g.any, **_REDUCE), _np("ptp"): Call(g.ptp), _np("count_nonzero"): Call(g.count_nonzero),
+    _np("average"): Call(g.average), _np("median"): Call(g.median, overwrite_input=DROP),
+    _np("quantile"): Call(g.quantile, overwrite_input=DROP), _np("percentile"): Call(g.percentile, overwrite_input=DROP),
+    _np("nansum"): Call(g.nansum, **_SUM), _np("nanmean"): Call(g.nanmean, **_REDUCE),
     # cumulative
-    np.cumsum: Call(g.cumsum), np.cumprod: Call(g.cumprod), np.diff: Call(g.diff), np.gradient: Call(g.gradient),
-    np.trapezoid: Call(g.trapezoid), np.cumulative_sum: _cumulative(g.cumsum, 0), np.cumulative_prod: _cumulative(g.cumprod, 1),
+    _np("cumsum"): Call(g.cumsum), _np("cumprod"): Call(g.cumprod), _np("diff"): Call(g.diff), _np("gradient"): Call(g.gradient),
+    _np("trapezoid"): Call(g.trapezoid), _np("trapz"): Call(g.trapezoid), _np("cumulative_sum"): _cumulative(g.cumsum, 0), _np("cumulative_prod"): _cumulative(g.cumprod, 1),
     # products
-    np.dot: Call(g.dot), np.vdot: Call(g.vdot), np.inner: Call(g.inner), np.outer: Call(g.outer),
-    np.tensordot: Call(g.tensordot), np.einsum: Call(g.einsum, optimize=DROP, dtype=only(None),
+    _np("dot"): Call(g.dot), _np("vdot"): Call(g.vdot), _np("inner"): Call(g.inner), _np("outer"): Call(g.outer),
+    _np("tensordot"): Call(g.tensordot), _np("einsum"): Call(g.einsum, optimize=DROP, dtype=only(None),
                                                      order=_ORDER, casting=only("safe")),
-    np.kron: Call(g.kron), np.cross: Call(g.cross), np.trace: Call(g.trace),
-    np.diagonal: Call(g.diagonal), np.diag: Call(g.diag), np.diagflat: _diagflat,
-    np.tril: Call(g.tril), np.triu: Call(g.triu),
+    _np("kron"): Call(g.kron), _np("cross"): Call(g.cross), _np("trace"): Call(g.trace),
+    _np("diagonal"): Call(g.diagonal), _np("diag"): Call(g.diag), _np("diagflat"): _diagflat,
+    _np("tril"): Call(g.tril), _np("triu"): Call(g.triu),
     # shape
-    np.reshape: Call(g.reshape, order=only("C"), copy=DROP), np.ravel: Call(g.ravel),
-    np.transpose: Call(g.transpose), np.matrix_transpose: _matrix_transpose,
-    np.swapaxes: Call(g.swapaxes), np.moveaxis: Call(g.moveaxis), np.squeeze: Call(g.squeeze),
-    np.expand_dims: Call(g.expand_dims), np.broadcast_to: Call(g.broadcast_to, subok=DROP),
-    np.broadcast_arrays: _broadcast_arrays, np.atleast_1d: Call(g.atleast_1d), np.atleast_2d: Call(g.atleast_2d),
-    np.atleast_3d: Call(g.atleast_3d), np.copy: Call(g.copy, order=_ORDER, subok=DROP),
-    np.astype: _astype,
+    _np("reshape"): Call(g.reshape, newshape="shape", order=only("C"), copy=DROP), _np("ravel"): Call(g.ravel),
+    _np("transpose"): Call(g.transpose), _np("matrix_transpose"): _matrix_transpose,
+    _np("swapaxes"): Call(g.swapaxes), _np("moveaxis"): Call(g.moveaxis), _np("squeeze"): Call(g.squeeze),
+    _np("expand_dims"): Call(g.expand_dims), _np("broadcast_to"): Call(g.broadcast_to, subok=DROP),
+    _np("broadcast_arrays"): _broadcast_arrays, _np("atleast_1d"): Call(g.atleast_1d), _np("atleast_2d"): Call(g.atleast_2d),
+    _np("atleast_3d"): Call(g.atleast_3d), _np("copy"): Call(g.copy, order=_ORDER, subok=DROP),
+    _np("astype"): _astype,
     # joining and splitting
-    np.concatenate: Call(g.concat, casting=only("same_kind")), np.concat: Call(g.concat, casting=only("same_kind")),
-    np.stack: Call(g.stack, casting=only("same_kind")), np.vstack: Call(g.vstack, casting=only("same_kind")),
-    np.hstack: Call(g.hstack, casting=only("same_kind")), np.dstack: Call(g.dstack),
-    np.column_stack: Call(g.column_stack), np.append: Call(g.append),
-    np.split: _split, np.array_split: _array_split, np.unstack: _unstack,
-    np.hsplit: _split_on(lambda x: 1 if x.ndim > 1 else 0), np.vsplit: _split_on(lambda x: 0),
-    np.dsplit: _split_on(lambda x: 2),
+    _np("concatenate"): Call(g.concat, casting=only("same_kind")), _np("concat"): Call(g.concat, casting=only("same_kind")),
+    _np("stack"): Call(g.stack, casting=only("same_kind")), _np("vstack"): Call(g.vstack, casting=only("same_kind")),
+    _np("hstack"): Call(g.hstack, casting=only("same_kind")), _np("dstack"): Call(g.dstack),
+    _np("column_stack"): Call(g.column_stack), _np("append"): Call(g.append),
+    _np("split"): _split, _np("array_split"): _array_split, _np("unstack"): _unstack,
+    _np("hsplit"): _split_on(lambda x: 1 if x.ndim > 1 else 0), _np("vsplit"): _split_on(lambda x: 0),
+    _np("dsplit"): _split_on(lambda x: 2),
     # order and rearrangement
-    np.roll: Call(g.roll), np.flip: Call(g.flip), np.fliplr: Call(g.fliplr), np.flipud: Call(g.flipud),
-    np.rot90: Call(g.rot90), np.tile: Call(g.tile), np.repeat: Call(g.repeat),
-    np.sort: Call(g.sort, stable=DROP), np.argsort: Call(g.argsort, stable=DROP), np.partition: Call(g.partition),
-    np.searchsorted: Call(g.searchsorted), np.nonzero: Call(g.nonzero), np.argwhere: _argwhere,
-    np.flatnonzero: _flatnonzero,
+    _np("roll"): Call(g.roll), _np("flip"): Call(g.flip), _np("fliplr"): Call(g.fliplr), _np("flipud"): Call(g.flipud),
+    _np("rot90"): Call(g.rot90), _np("tile"): Call(g.tile), _np("repeat"): Call(g.repeat),
+    _np("sort"): Call(g.sort, stable=DROP), _np("argsort"): Call(g.argsort, stable=DROP), _np("partition"): Call(g.partition),
+    _np("searchsorted"): Call(g.searchsorted), _np("nonzero"): Call(g.nonzero), _np("argwhere"): _argwhere,
+    _np("flatnonzero"): _flatnonzero,
     # indexing
-    np.take: Call(g.take, mode=only("raise")), np.take_along_axis: Call(g.take_along_axis),
-    np.pad: Call(g.pad, mode=only("constant"), constant_values=only(0, 0.0)),
+    _np("take"): Call(g.take, mode=only("raise")), _np("take_along_axis"): Call(g.take_along_axis),
+    _np("pad"): Call(g.pad, mode=only("constant"), constant_values=only(0, 0.0)),
     # elementwise functions that are not ufuncs
-    np.where: Call(g.where, condition="cond"), np.clip: _clip,
-    np.round: Call(g.round), np.around: Call(g.round), np.nan_to_num: Call(g.nan_to_num, copy=DROP),
-    np.sinc: Call(g.sinc), np.fix: _fix, np.real: _real, np.imag: _imag,
-    np.isposinf: _sign_inf(True), np.isneginf: _sign_inf(False),
+    _np("where"): Call(g.where, condition="cond"), _np("clip"): _clip,
+    _np("round"): Call(g.round), _np("around"): Call(g.round), _np("nan_to_num"): Call(g.nan_to_num, copy=DROP),
+    _np("sinc"): Call(g.sinc), _np("fix"): _fix, _np("real"): _real, _np("imag"): _imag,
+    _np("isposinf"): _sign_inf(True), _np("isneginf"): _sign_inf(False),
     # made like a tensor
-    np.zeros_like: _like(0), np.ones_like: _like(1), np.empty_like: _like(0), np.full_like: _full_like,
+    _np("zeros_like"): _like(0), _np("ones_like"): _like(1), _np("empty_like"): _like(0), _np("full_like"): _full_like,
     # comparisons of values (no gradient)
-    np.isclose: _isclose, np.allclose: _allclose, np.array_equal: _array_equal, np.array_equiv: _array_equiv,
+    _np("isclose"): _isclose, _np("allclose"): _allclose, _np("array_equal"): _array_equal, _np("array_equiv"): _array_equiv,
     # what a tensor is
-    np.shape: _shape, np.ndim: _ndim, np.size: _size, np.result_type: _result_type,
-    np.iscomplexobj: _iscomplexobj, np.isrealobj: _isrealobj,
-    np.array2string: _printed(np.array2string), np.array_repr: _printed(np.array_repr),
-    np.array_str: _printed(np.array_str),
+    _np("shape"): _shape, _np("ndim"): _ndim, _np("size"): _size, _np("result_type"): _result_type,
+    _np("iscomplexobj"): _iscomplexobj, _np("isrealobj"): _isrealobj,
+    _np("array2string"): _printed(np.array2string), _np("array_repr"): _printed(np.array_repr),
+    _np("array_str"): _printed(np.array_str),
     # numpy.linalg
-    np.linalg.norm: Call(gl.norm), np.linalg.det: Call(gl.det), np.linalg.inv: Call(gl.inv),
-    np.linalg.solve: Call(gl.solve), np.linalg.slogdet: Call(gl.slogdet), np.linalg.cholesky: Call(gl.cholesky),
-    np.linalg.qr: Call(gl.qr), np.linalg.svd: Call(gl.svd), np.linalg.eigh: Call(gl.eigh), np.linalg.eig: Call(gl.eig),
-    np.linalg.pinv: Call(gl.pinv), np.linalg.lstsq: Call(gl.lstsq), np.linalg.matrix_power: Call(gl.matrix_power),
-    np.linalg.svdvals: _svdvals, np.linalg.eigvals: _eigvals, np.linalg.eigvalsh: _eigvalsh,
-    np.linalg.multi_dot: _multi_dot, np.linalg.vector_norm: _vector_norm, np.linalg.matrix_norm: _matrix_norm,
-    np.linalg.matmul: Call(g.matmul), np.linalg.outer: Call(g.outer), np.linalg.tensordot: Call(g.tensordot),
-    np.linalg.vecdot: _vecdot, np.linalg.trace: _linalg_trace, np.linalg.diagonal: _linalg_diagonal,
-    np.linalg.cross: Call(g.cross), np.linalg.matrix_transpose: _matrix_transpose,
+    _np("linalg.norm"): Call(gl.norm), _np("linalg.det"): Call(gl.det), _np("linalg.inv"): Call(gl.inv),
+    _np("linalg.solve"): Call(gl.solve), _np("linalg.slogdet"): Call(gl.slogdet), _np("linalg.cholesky"): Call(gl.cholesky),
+    _np("linalg.qr"): Call(gl.qr), _np("linalg.svd"): Call(gl.svd), _np("linalg.eigh"): Call(gl.eigh), _np("linalg.eig"): Call(gl.eig),
+    _np("linalg.pinv"): Call(gl.pinv), _np("linalg.lstsq"): Call(gl.lstsq), _np("linalg.matrix_power"): Call(gl.matrix_power),
+    _np("linalg.svdvals"): _svdvals, _np("linalg.eigvals"): _eigvals, _np("linalg.eigvalsh"): _eigvalsh,
+    _np("linalg.multi_dot"): _multi_dot, _np("linalg.vector_norm"): _vector_norm, _np("linalg.matrix_norm"): _matrix_norm,
+    _np("linalg.matmul"): Call(g.matmul), _np("linalg.outer"): Call(g.outer), _np("linalg.tensordot"): Call(g.tensordot),
+    _np("linalg.vecdot"): _vecdot, _np("linalg.trace"): _linalg_trace, _np("linalg.diagonal"): _linalg_diagonal,
+    _np("linalg.cross"): Call(g.cross), _np("linalg.matrix_transpose"): _matrix_transpose,
 }
+FUNCTIONS.pop(None, None)  # the entries of functions this NumPy does not have

@@ -70,8 +70,10 @@ UFUNCS = {
     np.less: _comparison("__lt__", "__gt__"), np.less_equal: _comparison("__le__", "__ge__"),
     np.greater: _comparison("__gt__", "__lt__"), np.greater_equal: _comparison("__ge__", "__le__"),
     np.equal: _comparison("__eq__", "__eq__"), np.not_equal: _comparison("__ne__", "__ne__"),
-    np.matmul: g.matmul, np.vecdot: _vecdot, np.matvec: _matvec, np.vecmat: _vecmat,
+    np.matmul: g.matmul, getattr(np, "vecdot", None): _vecdot, getattr(np, "matvec", None): _matvec,
+    getattr(np, "vecmat", None): _vecmat,  # NumPy 2.0 and 2.2
 }
+UFUNCS.pop(None, None)
 
 # ufunc.reduce and ufunc.accumulate that are a gpugrad reduction or scan
 REDUCE = {np.add: g.sum, np.multiply: g.prod, np.maximum: g.max, np.minimum: g.min,

@@ -48,7 +48,7 @@ def _numpy_reduction(fn, name, takes_dtype):
         def method(self, axis=None, keepdims=False, *args, dtype=None, out=None, **kwargs):
             if out is not None:
                 _refuse_out(name)
-            if not isinstance(keepdims, (bool, int, np.bool_)):
+            if keepdims is not None and not isinstance(keepdims, (bool, int, np.bool_)):
                 _dtype_in_keepdims(name, keepdims)
             if dtype is not None:
                 self = cast(self, dtype)
