@@ -98,7 +98,7 @@ class Call:
     """``np_func(...)`` as ``gg_func(...)``: ``renames`` maps NumPy's parameter names to gpugrad's (or to
     ``DROP`` / ``only(...)``); ``hint`` is the gpugrad call the table documents."""
 
-    __slots__ = ("gg_func", "renames", "gg_params", "positional")
+    __slots__ = ("gg_func", "renames", "gg_params", "positional", "_plans")
 
     def __init__(self, gg_func, **renames):
         self.gg_func = gg_func
@@ -106,8 +106,35 @@ class Call:
         params = inspect.signature(gg_func).parameters
         self.gg_params = {name for name, p in params.items() if p.kind is not p.VAR_POSITIONAL}
         self.positional = next(iter(params.values())).kind is inspect.Parameter.VAR_POSITIONAL
+        self._plans: dict = {}
+
+    def _plan(self, np_func):
+        """``(k, keywords)``: a call of at most ``k`` positional arguments and only ``keywords`` means the
+        same to the gpugrad op as to NumPy (same names in the same places, no rule applies), so it goes
+        straight through; ``np.sum(t, axis=0)`` costs no binding."""
+        plain = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        ours = list(inspect.signature(self.gg_func).parameters.values())
+        theirs = list(_signature(np_func).parameters.values())
+        if not theirs or theirs[0].kind not in (plain, inspect.Parameter.POSITIONAL_ONLY):
+            return 0, frozenset()
+        by_name = {p.name: p for p in ours}
+
+        def passes(p):
+            q = by_name.get(p.name)
+            return (q is not None and q.kind is plain and p.name not in self.renames
+                    and p.name not in ("out", "dtype"))
+        k = 1
+        while k < min(len(theirs), len(ours)) and theirs[k].kind is plain and passes(theirs[k]) \
+                and ours[k].name == theirs[k].name:
+            k += 1
+        return k, frozenset(p.name for p in theirs[1:] if p.kind is not p.POSITIONAL_ONLY and passes(p))
 
     def __call__(self, np_func, args, kwargs):
+        plan = self._plans.get(np_func)
+        if plan is None:
+            plan = self._plans[np_func] = self._plan(np_func)
+        if len(args) <= plan[0] and plan[1].issuperset(kwargs):
+            return self.gg_func(*args, **kwargs)
         name = qualname(np_func)
         sig = _signature(np_func)
         try:
