@@ -96,16 +96,15 @@ def _is_number_sequence(value):
 
 class Call:
     """``np_func(...)`` as ``gg_func(...)``: ``renames`` maps NumPy's parameter names to gpugrad's (or to
-    ``DROP`` / ``only(...)``); ``hint`` is the gpugrad call the table documents."""
+    ``DROP`` / ``only(...)``)."""
 
-    __slots__ = ("gg_func", "renames", "gg_params", "positional", "_plans")
+    __slots__ = ("gg_func", "renames", "gg_params", "_plans")
 
     def __init__(self, gg_func, **renames):
         self.gg_func = gg_func
         self.renames = renames
         params = inspect.signature(gg_func).parameters
         self.gg_params = {name for name, p in params.items() if p.kind is not p.VAR_POSITIONAL}
-        self.positional = next(iter(params.values())).kind is inspect.Parameter.VAR_POSITIONAL
         self._plans: dict = {}
 
     def _plan(self, np_func):
