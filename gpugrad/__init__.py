@@ -38,6 +38,8 @@ from .serialization import load, save  # noqa: E402
 from . import data  # noqa: E402
 from . import random  # noqa: E402
 from . import linalg, raw_ops  # noqa: E402
+from . import _numpy  # noqa: E402 - np.exp(t), np.dot(t, a), ndarray + t: NEP 13/18 dispatch to the ops
+_numpy.install()
 from .traced import Function, function  # noqa: E402
 from . import distributed  # noqa: E402 - imports no MPI until gg.distributed.init() under a launcher
 

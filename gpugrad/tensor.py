@@ -34,10 +34,10 @@ from . import _dtypes as _dt
 if TYPE_CHECKING:
     from ._typing import Axis, DeviceLike, DTypeLike, Shape, TensorLike
     from .backend import Device
-    from .ops import (activations as _activations, arithmetic as _arithmetic, control as _control,
-                      cumulative as _cumulative, linalg as _linalg, losses as _losses,
+    from .ops import (activations as _activations, arithmetic as _arithmetic,
+                      linalg as _linalg, losses as _losses,
                       math as _math, ordering as _ordering, reductions as _reductions, shape as _shape,
-                      statistics as _statistics, structure as _structure, ufuncs as _ufuncs)
+                      statistics as _statistics, structure as _structure)
 
 
 _KINDS = {"U": "strings", "S": "bytes", "O": "Python objects", "M": "datetimes", "m": "timedeltas", "V": "records"}
@@ -191,8 +191,11 @@ class Tensor:
     """
 
     __slots__ = ("_data", "_device", "__weakref__")
-    __array_ufunc__ = None  # make ndarray + Tensor call Tensor.__radd__
     __array_priority__ = 1000
+    # NumPy's functions and ufuncs run gpugrad's ops (gpugrad._numpy installs both at import):
+    # np.exp(t) is gg.exp(t), ndarray + t is np.add(ndarray, t), np.fft.fft(t) a TypeError
+    __array_ufunc__: Any
+    __array_function__: Any
 
     if TYPE_CHECKING:  # what gpugrad.ops.methods.install attaches at import, declared for type checkers
         _data: Any  # the NumPy or CuPy array
@@ -227,43 +230,56 @@ class Tensor:
 
         # the method forms of ops (each module's TENSOR_METHODS)
         abs = _arithmetic.abs
-        clip = _arithmetic.clip
         exp = _math.exp
         log = _math.log
         sqrt = _math.sqrt
         square = _math.square
-        round = _ufuncs.round
         tanh = _activations.tanh
         sigmoid = _activations.sigmoid
         relu = _activations.relu
         broadcast_to = _shape.broadcast_to
         expand_dims = _shape.expand_dims
         squeeze = _shape.squeeze
-        copy = _ordering.copy
         ravel = _ordering.ravel
         swapaxes = _ordering.swapaxes
         repeat = _ordering.repeat
-        sort = _ordering.sort
-        argsort = _ordering.argsort
-        partition = _ordering.partition
         nonzero = _ordering.nonzero
         logsumexp = _reductions.logsumexp
-        cumsum = _cumulative.cumsum
-        cumprod = _cumulative.cumprod
         ptp = _statistics.ptp
         all = _statistics.all
         any = _statistics.any
         matmul = _linalg.matmul
-        trace = _structure.trace
         diagonal = _structure.diagonal
-        dot = _structure.dot
         softmax = _losses.softmax
         log_softmax = _losses.log_softmax
-        astype = _control.cast
 
         def reshape(self, *shape: Any) -> Tensor: ...  # x.reshape(2, 3) or x.reshape((2, 3))
         def transpose(self, *axes: Any) -> Tensor: ...  # x.transpose(), x.transpose(1, 0), x.transpose((1, 0))
-        def flatten(self) -> Tensor: ...
+        # ndarray's methods with NumPy's arguments (gpugrad._numpy.methods)
+        def flatten(self, order: str = "C") -> Tensor: ...
+        def clip(self, min: TensorLike | None = None, max: TensorLike | None = None, out: None = None) -> Tensor: ...
+        def round(self, decimals: int = 0, out: None = None) -> Tensor: ...
+        def copy(self, order: str = "C") -> Tensor: ...
+        def argsort(self, axis: int | None = -1, kind: str | None = None, order: None = None, *,
+                    stable: bool | None = None) -> Tensor: ...
+        def cumsum(self, axis: int | None = None, dtype: DTypeLike = None, out: None = None) -> Tensor: ...
+        def cumprod(self, axis: int | None = None, dtype: DTypeLike = None, out: None = None) -> Tensor: ...
+        def trace(self, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: DTypeLike = None,
+                  out: None = None) -> Tensor: ...
+        def dot(self, b: TensorLike, out: None = None) -> Tensor: ...
+        def astype(self, dtype: DTypeLike, order: str = "K", casting: str = "unsafe", subok: bool = True,
+                   copy: bool = True) -> Tensor: ...
+        def conj(self) -> Tensor: ...
+        def conjugate(self) -> Tensor: ...
+        def to_device(self, device: DeviceLike, /, *, stream: None = None) -> Tensor: ...
+        @property
+        def real(self) -> Tensor: ...
+        @property
+        def imag(self) -> Tensor: ...
+        # ndarray's in-place methods: TypeError (a tensor is immutable)
+        def sort(self, *args: Any, **kwargs: Any) -> None: ...
+        def partition(self, *args: Any, **kwargs: Any) -> None: ...
+        def fill(self, value: Any) -> None: ...
         def searchsorted(self, v: TensorLike, side: str = "left", sorter: TensorLike | None = None) -> Tensor: ...
         def take(self, indices: TensorLike, axis: Axis = None) -> Tensor: ...
         @property
@@ -390,13 +406,20 @@ class Tensor:
         host.setflags(write=False)
         return host
 
-    def item(self) -> Any:
-        """The single value as a Python number."""
+    def item(self, *args: Any) -> Any:
+        """The single value as a Python number; ``item(i)`` (flat index) or ``item(i, j)`` one element, as
+        ``ndarray.item``.
+
+        Example:
+            >>> import gpugrad as gg
+            >>> gg.tensor([[1, 2], [3, 4]]).item(2), gg.tensor([[1, 2], [3, 4]]).item(0, 1)
+            (3, 2)
+        """
         if _trace.active:
             _trace.check_host_read(self, "item()")
-        if self._data.size != 1:
+        if not args and self._data.size != 1:
             raise ShapeError(f"item() needs a tensor of one element, got shape {self.shape}")
-        return self._data.item()
+        return self._data.item(*args)
 
     def to(self, device: DeviceLike) -> Tensor:
         """This tensor on ``device`` (itself if it is already there).

@@ -470,7 +470,7 @@ def clip(x: TensorLike, lo: TensorLike, hi: TensorLike) -> Tensor:
         >>> tape.gradient(y, lo).item()  # two elements are lo
         2.0
     """
-    x = unary(x)
+    x = unary(x, lo, hi)
     xp = x._device.xp
     lo = -np.inf if lo is None else lo  # no bound, as in NumPy: one the forward and both gradients can compare
     hi = np.inf if hi is None else hi
@@ -542,7 +542,7 @@ clip_grad = declare(
             "\n[0.0, 1.0, 0.0]")
 
 
-TENSOR_METHODS = {"abs": abs, "clip": clip}
+TENSOR_METHODS = {"abs": abs}  # x.clip: gpugrad._numpy.methods (NumPy's min=/max=)
 
 __all__ = public_ops(globals())
 

@@ -26,9 +26,16 @@ _scalar_tensors: dict[tuple[Any, ...], Tensor] = {}  # (value, dtype, device) ->
 _host_scalars: dict[tuple[Any, ...], Any] = {}  # (value, dtype) -> 0-d NumPy array, for CPU gradient formulas
 
 
-def unary(x: TensorLike) -> Tensor:
-    """``x`` as a Tensor (a Python number or array goes to the default device)."""
-    return x if isinstance(x, Tensor) else ensure_tensor(x)
+def unary(x: TensorLike, *company: Any) -> Tensor:
+    """``x`` as a Tensor: a Python number or array goes to the device of the first tensor among
+    ``company`` (the op's other operands, so ``gg.clip(ndarray, lo_on_gpu, hi)`` runs on that GPU, as
+    NumPy's functions given a tensor later in their arguments do), else to the default device."""
+    if isinstance(x, Tensor):
+        return x
+    for other in company:
+        if isinstance(other, Tensor):
+            return Tensor(x, None, other._device)
+    return ensure_tensor(x)
 
 
 def zeros_of(like: Tensor) -> Tensor:

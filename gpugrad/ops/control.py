@@ -112,7 +112,7 @@ def _cast_grad(op, dy):
     return (cast(dy, x._data.dtype),)
 
 
-TENSOR_METHODS = {"astype": cast}
+TENSOR_METHODS: dict = {}  # x.astype: gpugrad._numpy.methods (NumPy's casting=, copy=)
 
 __all__ = public_ops(globals())
 

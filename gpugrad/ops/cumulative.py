@@ -155,7 +155,7 @@ def diff(a: TensorLike, n: int = 1, axis: Axis = -1, prepend: TensorLike | None 
         >>> gg.diff(gg.tensor([1.0, 4.0, 9.0, 16.0]), n=2, prepend=0.0).numpy().tolist()
         [2.0, 2.0, 2.0]
     """
-    a = unary(a)
+    a = unary(a, prepend, append)
     if n.__class__ is not int and not isinstance(n, np.integer) or n < 0:
         raise ShapeError(f"op 'Diff': order n must be a non-negative int, not {n!r}")
     if n == 0:
@@ -263,7 +263,7 @@ def trapezoid(y: TensorLike, x: TensorLike | None = None, dx: float = 1.0, axis:
         >>> gg.trapezoid(gg.tensor([1.0, 2.0, 3.0]), x=gg.tensor([0.0, 1.0, 3.0])).item()
         6.5
     """
-    y = unary(y)
+    y = unary(y, x)
     if y.ndim == 0:
         raise ShapeError("op 'Trapezoid' needs a tensor of at least one dimension, not a 0-d one")
     axis = normalize_axis_index(axis, y.ndim, "Trapezoid", y.shape)
@@ -286,7 +286,7 @@ def trapezoid(y: TensorLike, x: TensorLike | None = None, dx: float = 1.0, axis:
     return _sum(multiply(d, mid) / 2.0, axis=axis)
 
 
-TENSOR_METHODS = {"cumsum": cumsum, "cumprod": cumprod}
+TENSOR_METHODS: dict = {}  # x.cumsum, x.cumprod: gpugrad._numpy.methods (NumPy's out=None)
 
 __all__ = public_ops(globals())
 

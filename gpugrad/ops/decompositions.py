@@ -643,7 +643,7 @@ def lstsq(a: TensorLike, b: TensorLike, rcond: float | None = None) -> tuple[Ten
         ([1.1667, 0.5], 0.1667, 2)
     """
     _trace.dynamic_output_shape("lstsq (its rank and the residuals' shape come from the data)")
-    a = _matrix(a, "Svd", square=False)
+    a = _matrix(unary(a, b), "Svd", square=False)
     if a.ndim != 2:
         raise ShapeError(f"op 'lstsq' takes a matrix a of shape (M, N), not {a.shape}")
     b = unary(b) if not isinstance(b, Tensor) else b

@@ -278,7 +278,7 @@ def take(x: TensorLike, indices: TensorLike, axis: Axis = None) -> Tensor:
         >>> gg.take(x, [1, 1], axis=1).numpy().tolist()
         [[2.0, 2.0], [4.0, 4.0]]
     """
-    x = unary(x)
+    x = unary(x, indices)
     if axis is None:
         x = reshape(x, -1)
         axis = 0
@@ -371,24 +371,10 @@ def _pad_grad(op, dy):
     return (getitem(dy, op.attrs["inner"]),)
 
 
-def _take_method(self: Tensor, indices: TensorLike, axis: Axis = None) -> Tensor:
-    """``x.take(indices, axis=None)``: :func:`take` of ``x``, the elements at ``indices`` along ``axis``
-    (of the flattened ``x`` when ``axis`` is None), as ``numpy.ndarray.take``.
-
-    Example:
-        >>> import gpugrad as gg
-        >>> x = gg.tensor([[1.0, 2.0], [3.0, 4.0]])
-        >>> x.take([3, 0]).numpy().tolist(), x.take([1], axis=1).numpy().tolist()
-        ([4.0, 1.0], [[2.0], [4.0]])
-    """
-    return take(self, indices, axis=axis)
-
-
 TENSOR_METHODS = {
     "__getitem__": getitem,
     "__setitem__": _setitem,
-    "take": _take_method,
-}
+}  # x.take: gpugrad._numpy.methods (NumPy's out=None, mode=)
 
 __all__ = public_ops(globals())
 

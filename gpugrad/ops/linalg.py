@@ -183,7 +183,7 @@ def einsum(subscripts: str, *operands: TensorLike) -> Tensor:
         >>> gg.einsum("ii->i", a).numpy().tolist(), gg.einsum("ii", a).item()
         ([1.0, 4.0], 5.0)
     """
-    tensors = [t if t.__class__ is Tensor else unary(t) for t in operands]
+    tensors = [t if t.__class__ is Tensor else unary(t, *operands) for t in operands]
     if not tensors:
         raise ValueError("einsum needs at least one operand")
     dev = same_device(tensors, "Einsum")

@@ -6,6 +6,8 @@ as ``gg.add(x, y)``. Each op module lists its method forms in
 functions forward to (``np.sum(t)`` calls ``t.sum(axis=None, dtype=None,
 out=None)``) get one thin wrapper that takes those keywords.
 """
+import numpy as np
+
 from ..tensor import Tensor
 
 # the reduction methods np.<name>(t) calls, and whether NumPy passes them dtype=
@@ -24,7 +26,12 @@ def _reflected(fn):
 def _comparison(ufunc_name):
     """A comparison operator: elementwise, boolean, not recorded (no gradient)."""
     def op(self, other):
-        other_data = other._data if isinstance(other, Tensor) else other
+        if isinstance(other, Tensor):
+            other_data = other._data
+        elif isinstance(other, (int, float, bool, self._device.array_type)):
+            other_data = other
+        else:  # an ndarray or a list next to a GPU tensor: onto its device, as the ops' operands go
+            other_data = Tensor(other, None, self._device)._data
         return Tensor._wrap(getattr(self._device.xp, ufunc_name)(self._data, other_data), self._device)
 
     op.__name__ = ufunc_name
@@ -41,6 +48,8 @@ def _numpy_reduction(fn, name, takes_dtype):
         def method(self, axis=None, keepdims=False, *args, dtype=None, out=None, **kwargs):
             if out is not None:
                 _refuse_out(name)
+            if keepdims is not None and not isinstance(keepdims, (bool, int, np.bool_)):
+                _dtype_in_keepdims(name, keepdims)
             if dtype is not None:
                 self = cast(self, dtype)
             return fn(self, axis, keepdims, *args, **kwargs) if args or kwargs else fn(self, axis, keepdims)
@@ -52,6 +61,12 @@ def _numpy_reduction(fn, name, takes_dtype):
 
     method.__name__, method.__qualname__, method.__doc__ = name, f"Tensor.{name}", fn.__doc__
     return method
+
+
+def _dtype_in_keepdims(name, value):
+    """ndarray's ``x.sum(0, np.float64)`` passes a dtype second; gg's order has keepdims there."""
+    raise TypeError(f"Tensor.{name}: the second positional argument is keepdims (gg.{name}(x, axis, keepdims)), "
+                    f"not {value!r}; pass dtype= by keyword")
 
 
 def _refuse_out(name):

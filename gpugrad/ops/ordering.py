@@ -450,7 +450,7 @@ def take_along_axis(x: TensorLike, indices: TensorLike, axis: Axis = -1) -> Tens
         >>> gg.take_along_axis(x, gg.argsort(x), axis=1).numpy().tolist()
         [[10.0, 20.0, 30.0]]
     """
-    x = unary(x)
+    x = unary(x, indices)
     if axis is None:
         x = reshape(x, -1)
         axis = 0
@@ -571,7 +571,7 @@ def searchsorted(a: TensorLike, v: TensorLike, side: str = "left", sorter: Tenso
         >>> gg.searchsorted(gg.tensor([1.0, 2.0, 3.0]), gg.tensor([2.0, 0.5]), side="right").numpy().tolist()
         [2, 0]
     """
-    a = unary(a)
+    a = unary(a, v, sorter)
     if a.ndim != 1:
         raise ShapeError(f"op 'SearchSorted' takes a sorted 1-D tensor a, not shape {a.shape}")
     if side not in ("left", "right"):
@@ -619,14 +619,11 @@ def _searchsorted_method(self: Tensor, v: TensorLike, side: str = "left", sorter
     return searchsorted(self, v, side, sorter)
 
 
+# x.copy, x.argsort, and x.sort / x.partition (refused: ndarray's sort in place): gpugrad._numpy.methods
 TENSOR_METHODS = {
-    "copy": copy,
     "ravel": ravel,
     "swapaxes": swapaxes,
     "repeat": repeat,
-    "sort": sort,
-    "argsort": argsort,
-    "partition": partition,
     "searchsorted": _searchsorted_method,
     "nonzero": nonzero,
     "mT": property(lambda self: swapaxes(self, -1, -2)),  # the matrix transpose of each matrix, as ndarray.mT

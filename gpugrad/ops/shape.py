@@ -324,18 +324,6 @@ def _transpose_method(self: Tensor, *axes: Any) -> Tensor:
         self, axes[0] if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)) else (axes or None))
 
 
-def _flatten_method(self: Tensor) -> Tensor:
-    """``x``'s elements in one dimension, in row-major order: ``reshape(x, -1)``, as
-    ``numpy.ndarray.flatten``.
-
-    Example:
-        >>> import gpugrad as gg
-        >>> gg.tensor([[1.0, 2.0], [3.0, 4.0]]).flatten().numpy().tolist()
-        [1.0, 2.0, 3.0, 4.0]
-    """
-    return reshape(self, -1)
-
-
 TENSOR_METHODS = {
     "reshape": _reshape_method,
     "broadcast_to": broadcast_to,
@@ -343,8 +331,7 @@ TENSOR_METHODS = {
     "T": property(lambda self: transpose(self), doc="``x`` with its axes reversed."),
     "expand_dims": expand_dims,
     "squeeze": squeeze,
-    "flatten": _flatten_method,
-}
+}  # x.flatten: gpugrad._numpy.methods (NumPy's order=)
 
 __all__ = public_ops(globals(), not_ops=('normalize_axis_index',))
 

@@ -225,7 +225,7 @@ def quantile(a: TensorLike, q: TensorLike, axis: Axis = None, out: None = None, 
         [[1.0, 2.0], [4.0, 3.0]]
     """
     _refuse_out("quantile", out)
-    return _quantile(a, _quantiles(q, 1, "Quantile"), axis, method, keepdims, "Quantile", weights, interpolation)
+    return _quantile(unary(a, q), _quantiles(q, 1, "Quantile"), axis, method, keepdims, "Quantile", weights, interpolation)
 
 
 def percentile(a: TensorLike, q: TensorLike, axis: Axis = None, out: None = None, overwrite_input: bool = False, method: str = "linear", keepdims: bool = False, *,
@@ -238,7 +238,7 @@ def percentile(a: TensorLike, q: TensorLike, axis: Axis = None, out: None = None
         2.0
     """
     _refuse_out("percentile", out)
-    return _quantile(a, _quantiles(q, 100, "Percentile"), axis, method, keepdims, "Percentile", weights,
+    return _quantile(unary(a, q), _quantiles(q, 100, "Percentile"), axis, method, keepdims, "Percentile", weights,
                      interpolation)
 
 
@@ -274,7 +274,7 @@ def average(a: TensorLike, axis: Axis = None, weights: TensorLike | None = None,
         >>> avg.numpy().tolist(), total.numpy().tolist()
         ([2.0], [2.0])
     """
-    a = _floating(unary(a))
+    a = _floating(unary(a, weights))
     axes = normalize_axis(axis, a.ndim)
     if weights is None:
         avg = _mean(a, axis=axes, keepdims=keepdims)

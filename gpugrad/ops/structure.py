@@ -312,11 +312,7 @@ def cross(a: TensorLike, b: TensorLike, axisa: int = -1, axisb: int = -1, axisc:
     return transpose(c, order)
 
 
-TENSOR_METHODS = {
-    "trace": trace,
-    "diagonal": diagonal,
-    "dot": dot,
-}
+TENSOR_METHODS = {"diagonal": diagonal}  # x.trace, x.dot: gpugrad._numpy.methods (NumPy's dtype=, out=None)
 
 __all__ = public_ops(globals())
 

@@ -780,7 +780,7 @@ def logical_xor(x1: TensorLike, x2: TensorLike) -> Tensor:
     return _boolean_binary("logical_xor", x1, x2)
 
 
-TENSOR_METHODS = {"__mod__": remainder, "__rmod__": _rmod, "round": round}
+TENSOR_METHODS = {"__mod__": remainder, "__rmod__": _rmod}  # x.round: gpugrad._numpy.methods
 
 __all__ = public_ops(globals())
 
