@@ -328,23 +328,13 @@ def test_an_ndarray_on_the_left_gives_tensors_with_gradients():
         np.testing.assert_array_equal(got.numpy(), eval(f"N.T {op} M"))
 
 
-# faults of the gpugrad ops themselves (the same with gg.multiply / gg.clip), not of the dispatch
-KNOWN_DTYPE_FAULTS = {
-    "multiply-int32": "gg.multiply(int32 tensor, 2) gives int64: a Python int is not weak for integer tensors (NEP 50)",
-    "clip-bool": "gg.clip(bool tensor, 0, 1) stays bool; NumPy gives int64 (NEP 50: a Python int lifts bool)",
-}
-
-
 @pytest.mark.parametrize("dtype", ["int32", "int64", "bool"])
 @pytest.mark.parametrize("fn", [
     lambda a: np.sum(a), lambda a: np.add(a, a), lambda a: np.multiply(a, 2), lambda a: np.maximum(a, a[::-1]),
     lambda a: np.cumsum(a), lambda a: np.concatenate([a, a]), lambda a: np.where(a > 0, a, a), lambda a: np.max(a),
     lambda a: np.dot(a, a), lambda a: np.clip(a, 0, 1), lambda a: np.sort(a), lambda a: np.mean(a),
 ], ids=["sum", "add", "multiply", "maximum", "cumsum", "concatenate", "where", "max", "dot", "clip", "sort", "mean"])
-def test_integer_and_bool_tensors_keep_numpys_dtypes(fn, dtype, request):
-    name = request.node.callspec.id
-    if name in KNOWN_DTYPE_FAULTS and NUMPY2:
-        request.applymarker(pytest.mark.xfail(reason=KNOWN_DTYPE_FAULTS[name], strict=True))
+def test_integer_and_bool_tensors_keep_numpys_dtypes(fn, dtype):
     a = np.array([3, 0, 2, 1]).astype(dtype)
     assert_like(fn(gg.tensor(a)), fn(a))
 

@@ -33,6 +33,8 @@ BINARY = {  # name: (gpugrad, NumPy), each f(tensor_or_array, python_scalar)
     "<": (lambda a, s: a < s, np.less), "==": (lambda a, s: a == s, np.equal),
     "where": (lambda a, s: gg.where(COND, a, s), lambda a, s: np.where(COND, a, s)),
     "rwhere": (lambda a, s: gg.where(COND, s, a), lambda a, s: np.where(COND, s, a)),
+    "clip_lo": (lambda a, s: gg.clip(a, s, None), lambda a, s: np.clip(a, s, None)),
+    "clip_hi": (lambda a, s: gg.clip(a, None, s), lambda a, s: np.clip(a, None, s)),
 }
 
 

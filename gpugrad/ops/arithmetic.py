@@ -472,6 +472,18 @@ def clip(x: TensorLike, lo: TensorLike, hi: TensorLike) -> Tensor:
     """
     x = unary(x, lo, hi)
     xp = x._device.xp
+    dtype = x.dtype
+    if dtype.kind in "biu":  # Python number bounds are weak (NEP 50): bool x with int bounds gives int64, as NumPy
+        if dtype.kind in "iu":  # NumPy 2's clip drops an int bound beyond x's range on the side it cannot clip
+            info = np.iinfo(dtype)
+            lo = None if lo.__class__ is int and lo < info.min else lo
+            hi = None if hi.__class__ is int and hi > info.max else hi
+        try:  # one that would clip everything raises OverflowError, as NumPy 2's does
+            weak = [_dt.weak_array(b, dtype).dtype for b in (lo, hi) if b.__class__ in _NUMBERS]
+        except OverflowError as e:
+            raise OverflowError(f"op 'Clip': {e}") from None
+        floats = [d for d in weak if d.kind == "f"]  # a float bound: gpugrad's default float, as binary ops give
+        dtype = floats[0] if floats else np.result_type(dtype, *weak)
     lo = -np.inf if lo is None else lo  # no bound, as in NumPy: one the forward and both gradients can compare
     hi = np.inf if hi is None else hi
     lo_data = lo if lo.__class__ in _NUMBERS else _bound(lo, x._device)
@@ -488,7 +500,7 @@ def clip(x: TensorLike, lo: TensorLike, hi: TensorLike) -> Tensor:
     bounds = tuple(name for name, b in (("lo", lo), ("hi", hi)) if isinstance(b, Tensor) and _dt.inexact(b.dtype))
     inputs = (x,) + tuple(lo if name == "lo" else hi for name in bounds)
     attrs = {"lo": lo_data, "hi": hi_data, "bounds": bounds} if bounds else {"lo": lo_data, "hi": hi_data}
-    return emit("Clip", out.astype(x.dtype, copy=False), x._device, inputs, attrs)
+    return emit("Clip", out.astype(dtype, copy=False), x._device, inputs, attrs)
 
 
 _NUMBERS = frozenset([float, int])
