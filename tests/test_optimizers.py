@@ -150,21 +150,26 @@ def test_float16_variables_take_the_numpy_reference(monkeypatch, make, name):
     assert calls == [1], "float32 updates in place, without the reference's copies"
 
 
+@pytest.mark.parametrize("strided", [False, True], ids=["contiguous", "strided"])  # the gradient's layout
 @pytest.mark.parametrize("size", [50, (1 << 20) + 3])  # the second is split across threads
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name, options", [("sgd_momentum", {}), ("sgd_momentum", {"weight_decay": 1e-3}),
                                            ("sgd_momentum", {"nesterov": True}), ("adam", {}),
-                                           ("adam", {"weight_decay": 1e-3})])
-def test_cpu_updates_match_the_reference_bit_for_bit(name, options, dtype, size):
+                                           ("adam", {"weight_decay": 1e-3}),
+                                           ("adam", {"epsilon_placement": "pytorch"})])
+def test_cpu_updates_match_the_reference_bit_for_bit(name, options, dtype, size, strided):
     rng = np.random.default_rng(0)
     p0, g = rng.standard_normal(size).astype(dtype), rng.standard_normal(size).astype(dtype)
+    # a strided gradient: every other element of a buffer twice the size (split by rows, not flat)
+    grad = gg.from_numpy(np.repeat(g, 2)[::2]) if strided else gg.tensor(g)
+    assert grad.data.flags.c_contiguous != strided
     w = gg.Variable(p0)
     a, b = np.zeros(size, dtype), np.zeros(size, dtype)
     p = p0.copy()
     if name == "sgd_momentum":
         opt = SGD(0.1, momentum=0.9, **options)
         for _ in range(3):
-            opt.apply_gradients([(gg.tensor(g), w)])
+            opt.apply_gradients([(grad, w)])
             kernels_ref.sgd_momentum_update(p, a, g, 0.1, 0.9, options.get("weight_decay", 0.0),
                                             options.get("nesterov", False))
         state = [opt.get_slot(w, "velocity").numpy()]
@@ -172,9 +177,11 @@ def test_cpu_updates_match_the_reference_bit_for_bit(name, options, dtype, size)
     else:
         opt = Adam(0.01, **options)
         for t in range(1, 4):
-            opt.apply_gradients([(gg.tensor(g), w)])
-            kernels_ref.adam_update(p, a, b, g, kernels_ref.adam_step_size(0.01, 0.9, 0.999, t), 0.9, 0.999, 1e-7,
-                                    options.get("weight_decay", 0.0))
+            opt.apply_gradients([(grad, w)])
+            step_size, bc2_sqrt = kernels_ref.adam_step_params(0.01, 0.9, 0.999, t,
+                                                               options.get("epsilon_placement", "keras"))
+            kernels_ref.adam_update(p, a, b, g, step_size, 0.9, 0.999, 1e-7, options.get("weight_decay", 0.0),
+                                    bc2_sqrt)
         state, want = [opt.get_slot(w, "m").numpy(), opt.get_slot(w, "v").numpy()], [a, b]
     np.testing.assert_array_equal(w.numpy(), p)
     for got, expected in zip(state, want):
@@ -299,6 +306,13 @@ TORCH_CASES = {
     # torch: eps added to sqrt(v_hat); with eps = 0 the two forms agree exactly
     "adam": (lambda: Adam(0.01, beta_1=0.8, beta_2=0.99, epsilon=0.0, weight_decay=0.1),
              lambda ps: __import__("torch").optim.Adam(ps, lr=0.01, betas=(0.8, 0.99), eps=0.0, weight_decay=0.1)),
+    # torch: eps added to sqrt(v_hat), as epsilon_placement="pytorch" (an epsilon large enough to matter)
+    "adam_pytorch_epsilon": (
+        lambda: Adam(0.01, beta_1=0.8, beta_2=0.99, epsilon=1e-2, weight_decay=0.1, epsilon_placement="pytorch"),
+        lambda ps: __import__("torch").optim.Adam(ps, lr=0.01, betas=(0.8, 0.99), eps=1e-2, weight_decay=0.1)),
+    "adamw_pytorch_epsilon": (
+        lambda: AdamW(0.01, weight_decay=0.3, epsilon=1e-2, epsilon_placement="pytorch"),
+        lambda ps: __import__("torch").optim.AdamW(ps, lr=0.01, weight_decay=0.3, eps=1e-2)),
     # torch: p *= 1 - lr wd, then the Adam step
     "adamw": (lambda: AdamW(0.01, weight_decay=0.3, epsilon=0.0),
               lambda ps: __import__("torch").optim.AdamW(ps, lr=0.01, weight_decay=0.3, eps=0.0)),
