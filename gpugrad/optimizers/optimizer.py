@@ -222,7 +222,7 @@ class Optimizer:
     def _flat_var_list(self, var_list):
         """``var_list`` as a flat list of Variables (None stays None): called when callable, nested lists,
         tuples and dicts flattened (the order of ``tape.gradient``'s); ValueError for one listed twice."""
-        if callable(var_list) and not isinstance(var_list, Tensor):
+        if callable(var_list):
             var_list = var_list()
         if var_list is None:
             return None
