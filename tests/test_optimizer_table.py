@@ -1,8 +1,8 @@
 """Every optimizer on every kind of variable, eager and inside ``gg.function``, against a float64 reference.
 
 One table: each optimizer configuration (SGD plain, with L2 decay, momentum, Nesterov; Adam with both
-epsilon placements and with L2 decay; AdamW; RMSProp plain and centered with momentum and decay;
-AdaGrad with decay) × each kind of variable (0-d, empty, one element, a non-contiguous gradient,
+epsilon placements and with L2 decay; AdamW; Adam inside a LossScaleOptimizer; RMSProp plain and
+centered with momentum and decay; AdaGrad with decay) × each kind of variable (0-d, empty, one element, a non-contiguous gradient,
 float16, bfloat16, float64) × each way of stepping (``apply_gradients``; ``minimize``, whose gradients
 are scratch the update may overwrite; ``minimize`` inside ``gg.function``, replayed) × each device
 (the CPU; ``cuda``, which runs on the stand-in CuPy with the kernels built for the host in
@@ -95,6 +95,10 @@ OPTIMIZERS = {
     "adamw": (lambda: AdamW(0.1, weight_decay=0.5), _adam(0.1, weight_decay=0.5, decoupled=True)),
     "adamw_pytorch_epsilon": (lambda: AdamW(0.1, weight_decay=0.5, epsilon=1e-3, epsilon_placement="pytorch"),
                               _adam(0.1, epsilon=1e-3, weight_decay=0.5, decoupled=True, placement="pytorch")),
+    # loss scaling by a power of two is exact: Adam's reference; the unscaled gradients are views of one
+    # flat buffer, which the update overwrites as scratch
+    "loss_scale_adam": (lambda: gg.optimizers.LossScaleOptimizer(Adam(0.1, epsilon=1e-3), initial_scale=2.0 ** 10),
+                        _adam(0.1, epsilon=1e-3)),
     "rmsprop": (lambda: RMSProp(0.01), _rmsprop(0.01)),
     "rmsprop_centered_momentum": (lambda: RMSProp(0.01, momentum=0.5, centered=True, weight_decay=0.05),
                                   _rmsprop(0.01, momentum=0.5, centered=True, weight_decay=0.05)),
@@ -163,7 +167,7 @@ def _run(name, kind, mode, device):
         assert train_step.trace_count == 1
     assert w._data is array, "the update rebound the variable's array instead of writing into it"
     assert opt.iterations == STEPS and w.dtype == p0.dtype and w.shape == p0.shape
-    for slot in opt._state[id(w)][1]:
+    for slot in getattr(opt, "optimizer", opt)._state[id(w)][1]:
         held = opt.get_slot(w, slot)
         assert held.dtype == w.dtype and held.shape == w.shape and held._device is w._device
     return w.numpy(), _reference(name, p0, grads, transposed)
