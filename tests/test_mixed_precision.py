@@ -167,13 +167,47 @@ def test_overflow_skips_and_halves_then_growth_interval_doubles_as_tf():
         bad = 1.0 if finite else (float("inf") if k == 1 else float("nan"))
         opt.apply_gradients([(gg.tensor([bad, 1.0]), w)])
         assert (opt.loss_scale, opt.counter) == (scale, counter)
-        assert opt.iterations == k + 1  # a skipped step counts, as TF's do_not_apply_fn
+        assert opt.iterations == k + 1  # every step, applied or skipped
+        assert opt.optimizer.iterations == sum(pattern[:k + 1])  # the applied ones (Keras 3, GradScaler)
         if finite:
             np.testing.assert_allclose(w.numpy(), before - 0.1, rtol=1e-6)
         else:
             np.testing.assert_array_equal(w.numpy(), before)
     assert opt.skipped_steps == 2 and opt.growths == 2
     assert [h[1] for h in opt.history] == ["skip", "growth", "skip", "growth"]
+
+
+@pytest.mark.parametrize("shape", [(3, 2), ()])
+@pytest.mark.parametrize("traced", [False, True])
+def test_a_skipped_step_leaves_adam_where_the_step_never_was(traced, shape):
+    # Adam's bias correction and the schedule read the wrapped optimizer's step count: a skipped step must
+    # not advance it (Keras 3's LossScaleOptimizer, PyTorch's GradScaler), so the run ends bit-equal to
+    # plain Adam given the same gradients without the overflowing one
+    rng = np.random.default_rng(3)
+    p0 = rng.standard_normal(shape).astype(np.float32)
+    grads = [rng.standard_normal(shape).astype(np.float32) for _ in range(4)]
+    overflow = np.full(shape, np.inf, np.float32)
+
+    def run(make, steps):
+        w = gg.Variable(p0)
+        opt = make()
+
+        def step(c):
+            return opt.minimize(lambda: gg.sum(w * c), [w])
+        step = gg.function(step) if traced else step
+        with np.errstate(invalid="ignore"):  # the overflowing step's loss is inf - inf
+            for g in steps:
+                step(gg.tensor(g))
+        return w, opt
+
+    schedule = gg.optimizers.ExponentialDecay(0.1, decay_steps=1, decay_rate=0.5)
+    scaled, lso = run(lambda: gg.optimizers.LossScaleOptimizer(gg.optimizers.Adam(schedule), initial_scale=8.0),
+                      grads[:2] + [overflow] + grads[2:])
+    plain, adam = run(lambda: gg.optimizers.Adam(schedule), grads)
+    assert lso.skipped_steps == 1 and lso.iterations == 5 and lso.optimizer.iterations == adam.iterations == 4
+    assert scaled.numpy().tobytes() == plain.numpy().tobytes()
+    for slot in ("m", "v"):
+        assert lso.get_slot(scaled, slot).numpy().tobytes() == adam.get_slot(plain, slot).numpy().tobytes()
 
 
 def test_scale_never_below_one_and_minimize_scales_and_unscales():
@@ -213,18 +247,19 @@ def test_loss_scale_state_in_checkpoint_pickle_and_deepcopy(tmp_path):
     for _ in range(3):
         opt.minimize(lambda: gg.sum(model(x)))
     opt.apply_gradients([(gg.tensor([[float("nan")], [0.0]]), model.kernel), (gg.zeros((1,)), model.bias)])
-    state = (opt.loss_scale, opt.counter, opt.iterations, opt.history)
+    state = (opt.loss_scale, opt.counter, opt.iterations, opt.optimizer.iterations, opt.history)
+    assert state[2:4] == (4, 3)  # four steps, one skipped
     path = os.path.join(tmp_path, "ckpt.npz")
     gg.save(path, model, optimizer=opt)
     model2 = gg.nn.Dense(2, 1, seed=1)
     opt2 = gg.optimizers.LossScaleOptimizer(gg.optimizers.Adam(0.1), growth_interval=2)
     gg.load(path, model2, optimizer=opt2)
-    assert (opt2.loss_scale, opt2.counter, opt2.iterations, opt2.history) == state
+    assert (opt2.loss_scale, opt2.counter, opt2.iterations, opt2.optimizer.iterations, opt2.history) == state
     np.testing.assert_array_equal(opt2.get_slot(model2.kernel, "m").numpy(), opt.get_slot(model.kernel, "m").numpy())
     with pytest.raises(gg.CheckpointError, match="Adam"):
         gg.load(path, model2, optimizer=gg.optimizers.LossScaleOptimizer(gg.optimizers.SGD(0.1)))
     for twin in (copy.deepcopy(opt), pickle.loads(pickle.dumps(opt))):
-        assert (twin.loss_scale, twin.counter, twin.iterations, twin.history) == state
+        assert (twin.loss_scale, twin.counter, twin.iterations, twin.optimizer.iterations, twin.history) == state
     m3, o3 = pickle.loads(pickle.dumps((model, opt)))
     o3.minimize(lambda: gg.sum(m3(x)))  # the unpickled optimizer updates the unpickled variables
     assert o3.counter == 1 and o3.variables()[0] is m3.kernel or o3.variables()[0] is m3.bias

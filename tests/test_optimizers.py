@@ -150,21 +150,26 @@ def test_float16_variables_take_the_numpy_reference(monkeypatch, make, name):
     assert calls == [1], "float32 updates in place, without the reference's copies"
 
 
+@pytest.mark.parametrize("strided", [False, True], ids=["contiguous", "strided"])  # the gradient's layout
 @pytest.mark.parametrize("size", [50, (1 << 20) + 3])  # the second is split across threads
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name, options", [("sgd_momentum", {}), ("sgd_momentum", {"weight_decay": 1e-3}),
                                            ("sgd_momentum", {"nesterov": True}), ("adam", {}),
-                                           ("adam", {"weight_decay": 1e-3})])
-def test_cpu_updates_match_the_reference_bit_for_bit(name, options, dtype, size):
+                                           ("adam", {"weight_decay": 1e-3}),
+                                           ("adam", {"epsilon_placement": "pytorch"})])
+def test_cpu_updates_match_the_reference_bit_for_bit(name, options, dtype, size, strided):
     rng = np.random.default_rng(0)
     p0, g = rng.standard_normal(size).astype(dtype), rng.standard_normal(size).astype(dtype)
+    # a strided gradient: every other element of a buffer twice the size (split by rows, not flat)
+    grad = gg.from_numpy(np.repeat(g, 2)[::2]) if strided else gg.tensor(g)
+    assert grad.data.flags.c_contiguous != strided
     w = gg.Variable(p0)
     a, b = np.zeros(size, dtype), np.zeros(size, dtype)
     p = p0.copy()
     if name == "sgd_momentum":
         opt = SGD(0.1, momentum=0.9, **options)
         for _ in range(3):
-            opt.apply_gradients([(gg.tensor(g), w)])
+            opt.apply_gradients([(grad, w)])
             kernels_ref.sgd_momentum_update(p, a, g, 0.1, 0.9, options.get("weight_decay", 0.0),
                                             options.get("nesterov", False))
         state = [opt.get_slot(w, "velocity").numpy()]
@@ -172,9 +177,11 @@ def test_cpu_updates_match_the_reference_bit_for_bit(name, options, dtype, size)
     else:
         opt = Adam(0.01, **options)
         for t in range(1, 4):
-            opt.apply_gradients([(gg.tensor(g), w)])
-            kernels_ref.adam_update(p, a, b, g, kernels_ref.adam_step_size(0.01, 0.9, 0.999, t), 0.9, 0.999, 1e-7,
-                                    options.get("weight_decay", 0.0))
+            opt.apply_gradients([(grad, w)])
+            step_size, bc2_sqrt = kernels_ref.adam_step_params(0.01, 0.9, 0.999, t,
+                                                               options.get("epsilon_placement", "keras"))
+            kernels_ref.adam_update(p, a, b, g, step_size, 0.9, 0.999, 1e-7, options.get("weight_decay", 0.0),
+                                    bc2_sqrt)
         state, want = [opt.get_slot(w, "m").numpy(), opt.get_slot(w, "v").numpy()], [a, b]
     np.testing.assert_array_equal(w.numpy(), p)
     for got, expected in zip(state, want):
@@ -299,6 +306,13 @@ TORCH_CASES = {
     # torch: eps added to sqrt(v_hat); with eps = 0 the two forms agree exactly
     "adam": (lambda: Adam(0.01, beta_1=0.8, beta_2=0.99, epsilon=0.0, weight_decay=0.1),
              lambda ps: __import__("torch").optim.Adam(ps, lr=0.01, betas=(0.8, 0.99), eps=0.0, weight_decay=0.1)),
+    # torch: eps added to sqrt(v_hat), as epsilon_placement="pytorch" (an epsilon large enough to matter)
+    "adam_pytorch_epsilon": (
+        lambda: Adam(0.01, beta_1=0.8, beta_2=0.99, epsilon=1e-2, weight_decay=0.1, epsilon_placement="pytorch"),
+        lambda ps: __import__("torch").optim.Adam(ps, lr=0.01, betas=(0.8, 0.99), eps=1e-2, weight_decay=0.1)),
+    "adamw_pytorch_epsilon": (
+        lambda: AdamW(0.01, weight_decay=0.3, epsilon=1e-2, epsilon_placement="pytorch"),
+        lambda ps: __import__("torch").optim.AdamW(ps, lr=0.01, weight_decay=0.3, eps=1e-2)),
     # torch: p *= 1 - lr wd, then the Adam step
     "adamw": (lambda: AdamW(0.01, weight_decay=0.3, epsilon=0.0),
               lambda ps: __import__("torch").optim.AdamW(ps, lr=0.01, weight_decay=0.3, eps=0.0)),
@@ -481,6 +495,94 @@ def test_explicit_var_list_keeps_order_and_gives_none_for_unused():
     opt = SGD(0.5)
     opt.minimize(lambda: a * a, var_list=lambda: [a, b])  # a callable var_list, as Keras allows
     assert a.item() == 0.0 and b.item() == 3.0  # b's None gradient is skipped
+
+
+# ---------------------------------------------------------------- what is trained: frozen modules, var_list
+
+
+def test_a_frozen_module_is_not_trained_and_unfreezes_to_what_it_was():
+    # Keras' layer.trainable: False freezes the layer and its sublayers (their variables turn non-trainable:
+    # the tape does not watch them, var_list=None and trainable_variables leave them out); True gives back
+    # exactly the variables it froze (BatchNorm's running statistics stay non-trainable)
+    model = gg.nn.Sequential(gg.nn.Sequential(gg.nn.Dense(2, 3, seed=0), gg.nn.BatchNorm(3)),
+                             gg.nn.Dense(3, 1, seed=1))
+    inner, head = model.layers
+    stats = [inner.layers[1].running_mean, inner.layers[1].running_var]
+    x = gg.tensor(np.random.default_rng(0).standard_normal((4, 2)).astype(np.float32))
+    inner.trainable = False
+    assert not inner.trainable and not inner.layers[0].trainable and model.trainable and head.trainable
+    assert inner.trainable_variables == [] and len(inner.non_trainable_variables) == 6
+    assert [id(v) for v in model.trainable_variables] == [id(head.kernel), id(head.bias)]
+    frozen_before = [v.numpy().copy() for v in inner.layers[0].variables]
+    head_before = head.kernel.numpy().copy()
+    with gg.GradientTape() as tape:
+        loss = gg.sum(model(x))
+    assert {id(v) for v in tape.watched_variables()} == {id(head.kernel), id(head.bias)}
+    for var_list in (None, model.trainable_variables):
+        SGD(0.1).minimize(lambda: gg.sum(model(x)), var_list)
+    for v, before in zip(inner.layers[0].variables, frozen_before):
+        np.testing.assert_array_equal(v.numpy(), before)
+    assert not np.array_equal(head.kernel.numpy(), head_before)
+    model.trainable = True  # the model and every sublayer, as Keras
+    assert inner.trainable and inner.layers[0].trainable
+    assert len(model.trainable_variables) == 6 and not any(v.trainable for v in stats)
+    assert [p for p, _ in model.named_variables()] == [p for p, _ in gg.nn.Sequential(
+        gg.nn.Sequential(gg.nn.Dense(2, 3), gg.nn.BatchNorm(3)), gg.nn.Dense(3, 1)).named_variables()]
+    head.trainable = False
+    inner.trainable = False
+    head.trainable = True  # unfreezing one layer leaves the other frozen
+    assert [id(v) for v in model.trainable_variables] == [id(head.kernel), id(head.bias)]
+
+
+def test_a_variable_listed_twice_is_a_value_error():
+    # two updates of one variable in a step is a silent wrong number: refused (PyTorch refuses a parameter
+    # in two groups and warns that a duplicate in one will be an error), before anything changes
+    w, b = gg.Variable([1.0, 2.0], name="w"), gg.Variable([0.5])
+    opt = Adam(0.1)
+    with pytest.raises(ValueError, match="'w'.*listed twice in var_list"):
+        opt.minimize(lambda: gg.sum(w * w) + gg.sum(b), var_list=[w, b, w])
+    with pytest.raises(ValueError, match="listed twice in var_list"):
+        opt.compute_gradients(lambda: gg.sum(w), var_list=[[w], {"again": w}])
+    with pytest.raises(ValueError, match="'w'.*listed twice in grads_and_vars"):
+        opt.apply_gradients([(gg.tensor([1.0, 1.0]), w), (gg.tensor([1.0]), b), (gg.tensor([2.0, 2.0]), w)])
+    assert w.numpy().tolist() == [1.0, 2.0] and opt.iterations == 0 and opt.variables() == []
+
+
+def test_var_list_and_apply_gradients_take_nested_structures():
+    # the structures tape.gradient takes and returns: lists, tuples and dicts, nested
+    def make():
+        return {"dense": [gg.Variable([1.0, -1.0]), gg.Variable(2.0)], "scale": (gg.Variable([[0.5]]),)}
+
+    def loss_of(p):
+        return gg.sum(p["dense"][0] ** 2) + p["dense"][1] * 3.0 + gg.sum(p["scale"][0])
+
+    def flat(p):
+        return [v.numpy().tolist() for v in (p["dense"][0], p["dense"][1], p["scale"][0])]
+
+    reference = make()
+    SGD(0.1).minimize(lambda: loss_of(reference), [reference["dense"][0], reference["dense"][1],
+                                                 reference["scale"][0]])
+    nested = make()
+    SGD(0.1).minimize(lambda: loss_of(nested), nested)
+    assert flat(nested) == flat(reference)
+    pairs = SGD(0.1).compute_gradients(lambda: loss_of(nested), [nested["scale"], [nested["dense"]]])
+    assert [v for _, v in pairs] == [nested["scale"][0], *nested["dense"]]
+    applied = make()
+    with gg.GradientTape() as tape:
+        loss = loss_of(applied)
+    SGD(0.1).apply_gradients([(tape.gradient(loss, applied), applied)])
+    assert flat(applied) == flat(reference)
+    with pytest.raises(ValueError, match="keys"):
+        SGD(0.1).apply_gradients([({"other": gg.tensor(1.0)}, {"dense": applied["dense"][1]})])
+    with pytest.raises(ValueError, match="2 gradients for 1 variables"):
+        SGD(0.1).apply_gradients([([gg.tensor(1.0), gg.tensor(1.0)], [applied["dense"][1]])])
+    with pytest.raises(ValueError, match="a Tensor where the variables are a list"):
+        SGD(0.1).apply_gradients([(gg.tensor(1.0), [applied["dense"][1]])])
+    distributed = make()
+    with gg.GradientTape() as tape:
+        loss = loss_of(distributed)
+    gg.distributed.DistributedOptimizer(SGD(0.1)).apply_gradients([(tape.gradient(loss, distributed), distributed)])
+    assert flat(distributed) == flat(reference)
 
 
 def test_no_gradient_at_all_is_an_error():

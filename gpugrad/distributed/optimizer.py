@@ -31,6 +31,7 @@ import numpy as np
 from .. import _nest as nest
 from .._tracing import state as tracing_state
 from ..ops import zeros_like
+from ..optimizers.optimizer import flatten_pairs
 from ..tensor import Tensor, ensure_tensor
 from .collectives import agree, describe, divide_by_size
 from .communicators import communicator_for
@@ -214,8 +215,8 @@ class DistributedOptimizer:
             return inner.compute_gradients(loss_fn, var_list)
 
     def apply_gradients(self, grads_and_vars):
-        """Average the gradients across the ranks, then apply them."""
-        self.optimizer.apply_gradients(average_gradients(grads_and_vars, self.bucket_bytes))
+        """Average the gradients across the ranks, then apply them (nested pairs as the optimizer's own)."""
+        self.optimizer.apply_gradients(average_gradients(flatten_pairs(grads_and_vars), self.bucket_bytes))
 
     def minimize(self, loss_fn, var_list=None):
         """The wrapped optimizer's ``minimize`` with the gradients averaged across the ranks while the sweep

@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 __all__ = ["Module"]
 
 
+# a Module's attributes that are its settings, not its state: never walked for Variables
+_SETTINGS = frozenset({"training", "_trainable", "_frozen"})
+
+
 def _join(prefix, name):
     return f"{prefix}.{name}" if prefix else str(name)
 
@@ -51,7 +55,7 @@ def _walk(value, path, found, seen, modules):
         seen.add(id(value))
         modules.append((path, value))
         for name, attr in vars(value).items():
-            if name != "training":
+            if name not in _SETTINGS:
                 _walk(attr, _join(path, name), found, seen, modules)
     elif isinstance(value, (list, tuple)):
         for i, item in enumerate(value):
@@ -75,7 +79,7 @@ def _variables(value, found, seen):
         if id(value) not in seen:
             seen.add(id(value))
             for name, attr in vars(value).items():
-                if isinstance(attr, _HOLDERS) and name != "training":
+                if isinstance(attr, _HOLDERS) and name not in _SETTINGS:
                     _variables(attr, found, seen)
     elif isinstance(value, dict):
         for item in value.values():
@@ -85,6 +89,18 @@ def _variables(value, found, seen):
         for item in value:
             if isinstance(item, _HOLDERS):
                 _variables(item, found, seen)
+
+
+def _own_variables(value, found):
+    """Append the Variables ``value`` holds without going through another Module (a module's own)."""
+    if isinstance(value, Variable):
+        found.append(value)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _own_variables(item, found)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _own_variables(item, found)
 
 
 def named_variables_of(structure):
@@ -105,10 +121,13 @@ class Module:
 
     ``training`` is True after construction; :meth:`train` and :meth:`eval`
     set it on the module and every sub-module (layers such as Dropout and
-    BatchNorm read it).
+    BatchNorm read it). ``trainable = False`` freezes the module and every
+    sub-module (Keras' ``layer.trainable``).
     """
 
     training = True  # also the default of subclasses that skip Module.__init__
+    _trainable = True
+    _frozen: tuple[Variable, ...] = ()  # the Variables `trainable = False` made non-trainable here
 
     def __init__(self) -> None:
         self.training = True
@@ -143,7 +162,7 @@ class Module:
 
     @property
     def trainable_variables(self) -> list[Variable]:
-        """The Variables an optimizer updates (``trainable=True``).
+        """The Variables an optimizer updates (``trainable=True``); none while the module is frozen.
 
         Example:
             >>> import gpugrad as gg
@@ -151,12 +170,59 @@ class Module:
             >>> [tuple(v.shape) for v in layer.trainable_variables]
             [(3, 2), (2,)]
         """
+        if not self._trainable:
+            return []
         return [v for v in self._variables() if v.trainable]
 
     @property
     def non_trainable_variables(self) -> list[Variable]:
-        """Variables that are state, not parameters (e.g. BatchNorm's running statistics)."""
+        """Variables that are state, not parameters (e.g. BatchNorm's running statistics); all of them
+        while the module is frozen."""
+        if not self._trainable:
+            return self._variables()
         return [v for v in self._variables() if not v.trainable]
+
+    @property
+    def trainable(self) -> bool:
+        """Whether the module trains; ``False`` freezes it and every sub-module, as Keras' ``layer.trainable``.
+
+        Freezing sets ``trainable = False`` on each Variable that was trainable, so a
+        tape no longer watches it on its own, ``minimize(var_list=None)`` and
+        :attr:`trainable_variables` leave it out; ``trainable = True`` gives
+        back exactly those (a Variable made non-trainable, such as BatchNorm's
+        running statistics, stays so). A Variable passed in ``var_list`` is
+        still updated: an explicit list wins, as in Keras.
+
+        Example:
+            >>> import gpugrad as gg
+            >>> model = gg.nn.Sequential(gg.nn.Dense(2, 2, seed=0), gg.nn.Dense(2, 1, seed=1))
+            >>> model.layers[0].trainable = False
+            >>> len(model.trainable_variables), model.layers[0].kernel.trainable
+            (2, False)
+            >>> model.trainable = True  # the model and every layer
+            >>> len(model.trainable_variables), model.layers[0].trainable
+            (4, True)
+        """
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value: bool) -> None:
+        value = bool(value)
+        for m in self.modules():
+            if value:
+                for v in m._frozen:
+                    v.trainable = True
+                m._frozen = ()
+            else:
+                own: list[Variable] = []
+                for name, attr in vars(m).items():
+                    if name not in _SETTINGS:
+                        _own_variables(attr, own)
+                frozen = [v for v in own if v.trainable]
+                for v in frozen:
+                    v.trainable = False
+                m._frozen = m._frozen + tuple(frozen)
+            m._trainable = value
 
     def named_modules(self) -> list[tuple[str, Module]]:
         """``[(path, Module), ...]``: this module (path ``''``) and every sub-module, depth first."""

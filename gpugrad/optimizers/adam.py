@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .kernels_ref import adam_step_size
+from .kernels_ref import adam_step_params
 from . import updates
 from .optimizer import Optimizer, check_hyper
 
@@ -14,17 +14,21 @@ __all__ = ["Adam", "AdamW"]
 
 
 class Adam(Optimizer):
-    """Adam (Kingma & Ba), in the Keras form of the fused kernel ``adam_update``; step ``t`` counts from 1::
+    """Adam (Kingma & Ba), the fused kernel ``adam_update``; step ``t`` counts from 1::
 
         g = grad + weight_decay * param
         m += (1 - beta_1) * (g - m)
         v += (1 - beta_2) * (g^2 - v)
+        # epsilon_placement="keras" (the default; Keras and TensorFlow):
         param -= lr * sqrt(1 - beta_2^t) / (1 - beta_1^t) * m / (sqrt(v) + epsilon)
+        # epsilon_placement="pytorch" (PyTorch, optax, HIPS autograd): epsilon beside sqrt(v_hat)
+        param -= lr / (1 - beta_1^t) * m / (sqrt(v) / sqrt(1 - beta_2^t) + epsilon)
 
-    This is PyTorch's ``Adam(lr, betas=(beta_1, beta_2), eps, weight_decay)``
-    except where ``epsilon`` sits: PyTorch adds it to the bias-corrected
-    ``sqrt(v / (1 - beta_2^t))``, which equals this form with epsilon scaled by
-    ``sqrt(1 - beta_2^t)``. ``weight_decay`` is L2 (coupled), as PyTorch's Adam.
+    The two differ only in where ``epsilon`` sits: the Keras form is the PyTorch form with epsilon
+    scaled by ``sqrt(1 - beta_2^t)`` (about 0.03 at the first step, with beta_2 = 0.999), so a run
+    ported from PyTorch (or optax) matches it with ``epsilon_placement="pytorch"``: that is
+    ``torch.optim.Adam(lr, betas=(beta_1, beta_2), eps, weight_decay)``. ``weight_decay`` is L2
+    (coupled), as PyTorch's Adam.
 
     Example:
         >>> import gpugrad as gg
@@ -33,14 +37,26 @@ class Adam(Optimizer):
         >>> opt.apply_gradients([(gg.tensor([3.0]), w)])  # the first step moves by about lr
         >>> [round(x, 5) for x in w.numpy().tolist()]
         [0.9]
+        >>> w = gg.Variable([1.0])  # epsilon beside sqrt(v_hat): a gradient of 1e-8 moves by lr / 2
+        >>> gg.optimizers.Adam(0.1, epsilon=1e-8, epsilon_placement="pytorch").apply_gradients(
+        ...     [(gg.tensor([1e-8]), w)])
+        >>> [round(x, 5) for x in w.numpy().tolist()]
+        [0.95]
     """
 
+    epsilon_placement = "keras"  # also what an Adam pickled before the option had
+
     def __init__(self, learning_rate: LearningRate = 1e-3, beta_1: float = 0.9, beta_2: float = 0.999,
-                 epsilon: float = 1e-7, weight_decay: float = 0.0, **kwargs: Any) -> None:
+                 epsilon: float = 1e-7, weight_decay: float = 0.0, epsilon_placement: str = "keras",
+                 **kwargs: Any) -> None:
         super().__init__(learning_rate, weight_decay, **kwargs)
         self.beta_1 = check_hyper("beta_1", beta_1, 0.0, 1.0)
         self.beta_2 = check_hyper("beta_2", beta_2, 0.0, 1.0)
         self.epsilon = check_hyper("epsilon", epsilon)
+        if epsilon_placement not in ("keras", "pytorch"):
+            raise ValueError(f"epsilon_placement must be 'keras' (epsilon beside sqrt(v)) or 'pytorch' "
+                             f"(beside sqrt(v_hat)), got {epsilon_placement!r}")
+        self.epsilon_placement = epsilon_placement
 
     def _moments(self, var, state):
         m = state.get("m")
@@ -51,9 +67,10 @@ class Adam(Optimizer):
 
     def _update(self, var, param, grad, lr, state, grad_is_scratch=False):
         m, v = self._moments(var, state)
-        step_size = adam_step_size(lr, self.beta_1, self.beta_2, self.iterations + 1)
+        step_size, bc2_sqrt = adam_step_params(lr, self.beta_1, self.beta_2, self.iterations + 1,
+                                               self.epsilon_placement)
         updates.adam(var._device, param, m, v, grad, step_size, self.beta_1, self.beta_2, self.epsilon,
-                     self.weight_decay, grad_is_scratch)
+                     self.weight_decay, grad_is_scratch, bc2_sqrt)
 
     def _update_scratch(self, var, param, grad, lr, state):
         self._update(var, param, grad, lr, state, grad_is_scratch=True)
@@ -63,8 +80,8 @@ class AdamW(Adam):
     """Adam with decoupled weight decay (Loshchilov & Hutter): ``param *= 1 - lr * weight_decay``, then
     the :class:`Adam` step without decay.
 
-    The default ``weight_decay=1e-2`` is PyTorch's (Keras uses 0.004); the step
-    is PyTorch's ``AdamW`` with the epsilon placement :class:`Adam` describes.
+    The default ``weight_decay=1e-2`` is PyTorch's (Keras uses 0.004); with
+    ``epsilon_placement="pytorch"`` the step is PyTorch's ``AdamW`` (see :class:`Adam`).
 
     Example:
         >>> import gpugrad as gg
@@ -75,13 +92,15 @@ class AdamW(Adam):
     """
 
     def __init__(self, learning_rate: LearningRate = 1e-3, weight_decay: float = 1e-2, beta_1: float = 0.9,
-                 beta_2: float = 0.999, epsilon: float = 1e-7, **kwargs: Any) -> None:
-        super().__init__(learning_rate, beta_1, beta_2, epsilon, weight_decay, **kwargs)
+                 beta_2: float = 0.999, epsilon: float = 1e-7, epsilon_placement: str = "keras",
+                 **kwargs: Any) -> None:
+        super().__init__(learning_rate, beta_1, beta_2, epsilon, weight_decay, epsilon_placement, **kwargs)
 
     def _update(self, var, param, grad, lr, state, grad_is_scratch=False):
         m, v = self._moments(var, state)
         if self.weight_decay:
             param *= 1.0 - lr * self.weight_decay
-        step_size = adam_step_size(lr, self.beta_1, self.beta_2, self.iterations + 1)
+        step_size, bc2_sqrt = adam_step_params(lr, self.beta_1, self.beta_2, self.iterations + 1,
+                                               self.epsilon_placement)
         updates.adam(var._device, param, m, v, grad, step_size, self.beta_1, self.beta_2, self.epsilon, 0.0,
-                     grad_is_scratch)
+                     grad_is_scratch, bc2_sqrt)

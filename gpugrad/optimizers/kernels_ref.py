@@ -50,7 +50,7 @@ def sgd_momentum_update(param, velocity, grad, lr, momentum, weight_decay=0.0, n
 
 
 def adam_step_size(lr, beta1, beta2, step):
-    """``lr sqrt(1 - beta2^t) / (1 - beta1^t)``, the bias-corrected step size of Adam at step t >= 1.
+    """``lr sqrt(1 - beta2^t) / (1 - beta1^t)``, the bias-corrected step size of Adam at step t >= 1 (Keras' form).
 
     Example:
         >>> round(adam_step_size(0.001, 0.9, 0.999, 1), 8)
@@ -59,12 +59,28 @@ def adam_step_size(lr, beta1, beta2, step):
     return lr * math.sqrt(1.0 - beta2 ** step) / (1.0 - beta1 ** step)
 
 
-def adam_update(param, m, v, grad, step_size, beta1, beta2, eps, weight_decay=0.0):
-    """One Adam step in place (the Keras form), as ``kernels/adam_update.cu``.
+def adam_step_params(lr, beta1, beta2, step, epsilon_placement="keras"):
+    """``(step_size, bias_correction2_sqrt)`` of Adam at step t >= 1, for :func:`adam_update`.
+
+    ``"keras"``: ``(lr sqrt(1 - beta2^t) / (1 - beta1^t), 1.0)``, epsilon added to ``sqrt(v)``;
+    ``"pytorch"``: ``(lr / (1 - beta1^t), sqrt(1 - beta2^t))``, epsilon added to ``sqrt(v_hat)``.
+
+    Example:
+        >>> [round(x, 6) for x in adam_step_params(0.001, 0.9, 0.999, 1, "pytorch")]
+        [0.01, 0.031623]
+    """
+    if epsilon_placement == "keras":
+        return adam_step_size(lr, beta1, beta2, step), 1.0
+    return lr / (1.0 - beta1 ** step), math.sqrt(1.0 - beta2 ** step)
+
+
+def adam_update(param, m, v, grad, step_size, beta1, beta2, eps, weight_decay=0.0, bias_correction2_sqrt=1.0):
+    """One Adam step in place, as ``kernels/adam_update.cu``.
 
     ``g = grad + weight_decay param``; ``m += (1 - beta1)(g - m)``;
-    ``v += (1 - beta2)(g^2 - v)``; ``param -= step_size m / (sqrt(v) + eps)``,
-    with ``step_size`` from :func:`adam_step_size`.
+    ``v += (1 - beta2)(g^2 - v)``; ``param -= step_size m / (sqrt(v) / bias_correction2_sqrt + eps)``,
+    with ``step_size`` and ``bias_correction2_sqrt`` from :func:`adam_step_params` (the Keras form
+    divides by 1, which is exact).
 
     Example:
         >>> p, m, v = np.ones(1), np.zeros(1), np.zeros(1)
@@ -83,4 +99,4 @@ def adam_update(param, m, v, grad, step_size, beta1, beta2, eps, weight_decay=0.
     v_new += one_minus_beta2 * (g * g - v_new)
     m[...] = m_new
     v[...] = v_new
-    param[...] = p - step_size * m_new / (np.sqrt(v_new) + eps)
+    param[...] = p - step_size * m_new / (np.sqrt(v_new) / a(bias_correction2_sqrt) + eps)

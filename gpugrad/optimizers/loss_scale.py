@@ -7,8 +7,14 @@ not flush to zero) and the gradients divided by it after. The scale moves as in
 
 - every gradient finite: ``counter + 1 >= growth_interval`` doubles the scale (kept only when the
   doubled scale is finite) and sets ``counter = 0``; else ``counter += 1``. The update is applied.
-- any gradient inf or NaN: the update is skipped, ``scale = max(scale / 2, 1)``, ``counter = 0``;
-  the wrapped optimizer's ``iterations`` still counts the step (TF's ``do_not_apply_fn``).
+- any gradient inf or NaN: the update is skipped, ``scale = max(scale / 2, 1)``, ``counter = 0``.
+
+A skipped step is no step of the wrapped optimizer: its ``iterations``, which Adam's bias correction
+and the learning-rate schedule read, counts applied updates only (Keras 3's ``LossScaleOptimizer``,
+whose skip branch touches only the scale and counter; PyTorch's ``GradScaler.step`` does not call
+``optimizer.step()``). So a run with a skipped step ends where the same run without that step does.
+The ``LossScaleOptimizer``'s own ``iterations`` counts every step, applied or skipped (what TF 2's
+counted, and what the training loop and :attr:`history` number steps by).
 
 The finiteness check is one reduction over all the unscaled gradients: they are written into one
 flat buffer per dtype and device (the unscaling pass itself) and summed once in float64, which is
@@ -22,8 +28,8 @@ Example:
     >>> w.numpy().tolist(), opt.loss_scale, opt.counter
     ([0.0, 0.0], 8.0, 1)
     >>> opt.apply_gradients([(gg.tensor([float("inf"), 0.0]), w)])  # skipped: the scale halves
-    >>> w.numpy().tolist(), opt.loss_scale, opt.counter, opt.iterations
-    ([0.0, 0.0], 4.0, 0, 2)
+    >>> w.numpy().tolist(), opt.loss_scale, opt.counter, opt.iterations, opt.optimizer.iterations
+    ([0.0, 0.0], 4.0, 0, 2, 1)
 """
 import math
 
@@ -39,8 +45,8 @@ class LossScaleOptimizer(Optimizer):
     """``optimizer`` with dynamic loss scaling (TF's ``LossScaleOptimizer``; PyTorch's ``GradScaler``).
 
     Args:
-        optimizer: the optimizer that applies the unscaled gradients (its hyperparameters, slots and
-            ``iterations`` are this optimizer's).
+        optimizer: the optimizer that applies the unscaled gradients (its hyperparameters and slots
+            are this optimizer's; its ``iterations`` counts the updates applied, skipped steps left out).
         initial_scale: the first loss scale (TF's default, 2**15).
         growth_interval: the finite steps in a row after which the scale doubles (TF's
             ``dynamic_growth_steps``, 2000).
@@ -66,17 +72,27 @@ class LossScaleOptimizer(Optimizer):
         self.loss_scale = scale  # the current scale (a Python float; the truth)
         self.counter = 0  # finite steps since the scale last moved
         self.history = []  # (iteration, "skip" | "growth", new scale)
+        self._steps = 0  # every step, applied or skipped (the wrapped optimizer counts the applied ones)
         self._scale_vars = {}  # device -> 0-d float32 Variable holding loss_scale (what a trace reads)
 
     # --- delegated to the wrapped optimizer -------------------------------------------------
     @property
     def iterations(self):
-        """The wrapped optimizer's step count (a skipped step counts, as in TF)."""
-        return self.optimizer.iterations
+        """Every step taken, applied or skipped; ``optimizer.iterations`` counts the applied ones.
+
+        Example:
+            >>> import gpugrad as gg
+            >>> w = gg.Variable([1.0])
+            >>> opt = gg.optimizers.LossScaleOptimizer(gg.optimizers.Adam(0.1))
+            >>> opt.apply_gradients([(gg.tensor([float("nan")]), w)])  # skipped
+            >>> opt.iterations, opt.optimizer.iterations, w.numpy().tolist()
+            (1, 0, [1.0])
+        """
+        return self._steps
 
     @iterations.setter
     def iterations(self, value):
-        self.optimizer.iterations = value
+        self._steps = int(value)
 
     @property
     def learning_rate(self):
@@ -195,8 +211,9 @@ class LossScaleOptimizer(Optimizer):
     # --- the step: one host step that gg.function replays whole -----------------------------------
     def _apply_pairs(self, pairs, scaled=False):
         """Unscale (when ``scaled``), check every gradient in one reduction, then update the scale and
-        apply or skip; the wrapped optimizer counts the step either way."""
+        apply or skip; the wrapped optimizer counts only an applied step, this one every step."""
         unscaled, finite = _unscaled_and_finite(pairs, 1.0 / self.loss_scale if scaled else None)
+        self._steps += 1
         if finite:
             self.optimizer._apply_pairs(unscaled)
             if self.counter + 1 >= self.growth_interval:
@@ -208,7 +225,6 @@ class LossScaleOptimizer(Optimizer):
             else:
                 self.counter += 1
         else:
-            self.optimizer.iterations += 1
             self._set_scale(max(self.loss_scale / 2.0, 1.0))
             self.counter = 0
             self.history.append((self.iterations, "skip", self.loss_scale))
@@ -223,7 +239,8 @@ class LossScaleOptimizer(Optimizer):
     def _extra_state(self):
         """What a checkpoint stores beside the wrapped optimizer's slots and step count (JSON)."""
         return {"loss_scale": self.loss_scale, "counter": self.counter, "growth_interval": self.growth_interval,
-                "optimizer": type(self.optimizer).__name__, "history": [list(h) for h in self.history]}
+                "optimizer": type(self.optimizer).__name__, "history": [list(h) for h in self.history],
+                "applied": self.optimizer.iterations}
 
     def _check_extra_state(self, state):
         """ValueError unless ``state`` (from :meth:`_extra_state`) fits this optimizer."""
@@ -238,6 +255,8 @@ class LossScaleOptimizer(Optimizer):
         self._set_scale(float(state["loss_scale"]))
         self.counter = int(state["counter"])
         self.history = [tuple(h) for h in state.get("history", [])]
+        # a checkpoint without "applied" comes from when the wrapped optimizer counted every step
+        self.optimizer.iterations = int(state.get("applied", self.iterations))
 
     def __getstate__(self):
         """``pickle`` and ``copy.deepcopy``: the wrapped optimizer (with its slots), the scale and counter.
@@ -255,6 +274,8 @@ class LossScaleOptimizer(Optimizer):
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        if "_steps" not in state:  # pickled when the wrapped optimizer counted every step
+            self._steps = self.optimizer.iterations
 
     def __repr__(self):
         return (f"LossScaleOptimizer({self.optimizer!r}, loss_scale={self.loss_scale!r}, counter={self.counter}, "

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 from ..backend import CPU
 from ..errors import DeviceError, DTypeError, ShapeError
 from .. import _donation
+from .. import _nest as nest
 from .. import _dtypes as _dt
 from ..tape import GradientTape
 from ..tensor import Tensor, Variable, ensure_tensor
@@ -42,11 +43,74 @@ if TYPE_CHECKING:
 
     # A learning rate: a number, or a schedule, a callable of the step (0 for the first update).
     LearningRate: TypeAlias = float | Callable[[int], float]
-    # The variables to differentiate: Variables, a function that returns them, or None (every trainable
-    # Variable the loss reads).
-    VarList: TypeAlias = Iterable[Variable] | Callable[[], Iterable[Variable]] | None
+    # The variables to differentiate: Variables (nested lists, tuples and dicts of them too), a function
+    # that returns them, or None (every trainable Variable the loss reads).
+    VarList: TypeAlias = Iterable[Any] | Callable[[], Any] | None
 
 __all__ = ["Optimizer"]
+
+_CONTAINERS = (list, tuple, dict)
+
+
+def _label(var):
+    return f"variable {var.name!r}" if getattr(var, "name", None) else "a variable"
+
+
+def _duplicate_error(name, variables, where):
+    """ValueError naming the first variable of ``variables`` listed twice (None when none is)."""
+    seen = set()
+    for v in variables:
+        if id(v) in seen:
+            return ValueError(f"{name}: {_label(v)} (shape {v.shape}) is listed twice in {where}; a variable "
+                              f"takes one update a step (list it once)")
+        seen.add(id(v))
+    return None
+
+
+def zip_nested(grads, variables, name="apply_gradients"):
+    """``[(grad, var), ...]`` of two structures of one shape: ``tape.gradient(loss, variables)`` and
+    ``variables``, nested lists, tuples and dicts (dicts by sorted key, as :mod:`gpugrad._nest`).
+
+    ValueError where the structures differ (another length, other keys, a leaf against a container).
+
+    Example:
+        >>> import gpugrad as gg
+        >>> a, b = gg.Variable(1.0), gg.Variable(2.0)
+        >>> [(g, v is a) for g, v in zip_nested({"x": [10]}, {"x": [a]})]
+        [(10, True)]
+    """
+    if isinstance(variables, dict) and isinstance(grads, dict):
+        if set(grads) != set(variables):
+            raise ValueError(f"{name}: the gradients' keys {sorted(grads)} are not the variables' "
+                             f"{sorted(variables)}")
+        return [pair for key in sorted(variables) for pair in zip_nested(grads[key], variables[key], name)]
+    if isinstance(variables, (list, tuple)) and isinstance(grads, (list, tuple)):
+        if len(grads) != len(variables):
+            raise ValueError(f"{name}: {len(grads)} gradients for {len(variables)} variables in one nested list")
+        return [pair for g, v in zip(grads, variables) for pair in zip_nested(g, v, name)]
+    if isinstance(variables, _CONTAINERS) or isinstance(grads, _CONTAINERS):
+        raise ValueError(f"{name}: the gradients are a {type(grads).__name__} where the variables are a "
+                         f"{type(variables).__name__}; pass tape.gradient(loss, variables) with those variables")
+    return [(grads, variables)]
+
+
+def flatten_pairs(grads_and_vars, name="apply_gradients"):
+    """``grads_and_vars`` as a flat list of ``(grad, var)``: a pair of nested structures (a gradient
+    structure as ``tape.gradient`` returns it, beside its variables) becomes its leaves' pairs.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> a, b = gg.Variable(1.0), gg.Variable(2.0)
+        >>> [(g, v is b) for g, v in flatten_pairs([([1, 2], [a, b])])]
+        [(1, False), (2, True)]
+    """
+    flat = []
+    for grad, var in grads_and_vars:
+        if isinstance(var, _CONTAINERS):
+            flat.extend(zip_nested(grad, var, name))
+        else:
+            flat.append((grad, var))
+    return flat
 
 
 def check_learning_rate(value):
@@ -140,13 +204,7 @@ class Optimizer:
         if not callable(loss_fn):
             raise TypeError(f"{self.name}: pass a function that computes the loss (called under a "
                             f"GradientTape), not {type(loss_fn).__name__}")
-        if callable(var_list):
-            var_list = var_list()
-        if var_list is not None:
-            var_list = list(var_list)
-            for v in var_list:
-                if not isinstance(v, Variable):
-                    raise TypeError(f"var_list holds Variables, not {type(v).__name__}")
+        var_list = self._flat_var_list(var_list)
         wrap_tape = wrap_tape or self._tape_wrapper
         tape = GradientTape() if wrap_tape is None else wrap_tape(GradientTape())
         with tape:
@@ -161,13 +219,32 @@ class Optimizer:
         grads = tape.gradient(loss, var_list)
         return loss, list(zip(grads, var_list))
 
+    def _flat_var_list(self, var_list):
+        """``var_list`` as a flat list of Variables (None stays None): called when callable, nested lists,
+        tuples and dicts flattened (the order of ``tape.gradient``'s); ValueError for one listed twice."""
+        if callable(var_list):
+            var_list = var_list()
+        if var_list is None:
+            return None
+        var_list = nest.flatten(var_list) if isinstance(var_list, (Tensor,) + _CONTAINERS) else \
+            [leaf for item in var_list for leaf in nest.flatten(item)]
+        for v in var_list:
+            if not isinstance(v, Variable):
+                raise TypeError(f"var_list holds Variables (nested lists, tuples, dicts of them), "
+                                f"not {type(v).__name__}")
+        error = _duplicate_error(self.name, var_list, "var_list") if len(var_list) > 1 else None
+        if error is not None:
+            raise error  # PyTorch refuses a parameter in two groups (and warns that a duplicate will be an error)
+        return var_list
+
     def compute_gradients(self, loss_fn: Callable[[], Tensor], var_list: VarList = None
                           ) -> list[tuple[Tensor | None, Variable]]:
         """``[(grad, var), ...]`` of ``loss_fn()`` (computed under a fresh GradientTape).
 
         ``var_list=None`` takes every trainable Variable the loss read, in the
         order the tape first saw them. A variable the loss does not depend on
-        gets ``None``.
+        gets ``None``. ``var_list`` may nest lists, tuples and dicts (flattened
+        in ``tape.gradient``'s order); a variable listed twice is a ValueError.
 
         Example:
             >>> import gpugrad as gg
@@ -198,10 +275,15 @@ class Optimizer:
     def apply_gradients(self, grads_and_vars: Iterable[tuple[TensorLike | None, Variable]]) -> None:
         """Update each variable in place from its gradient; pairs with a ``None`` gradient are skipped.
 
+        A pair may hold two nested structures of one shape, the gradients as
+        ``tape.gradient(loss, variables)`` returns them beside ``variables``
+        (lists, tuples, dicts): ``zip([grads], [variables])``.
+
         Raises ShapeError, DTypeError or DeviceError naming the variable when a
-        gradient does not match its variable, and ValueError when every
-        gradient is ``None``. Gradients are clipped first when the optimizer
-        has ``clipnorm`` or ``global_clipnorm``.
+        gradient does not match its variable, ValueError when every gradient
+        is ``None`` or when a variable has two gradients (PyTorch refuses a
+        parameter twice over too). Gradients are clipped first when the
+        optimizer has ``clipnorm`` or ``global_clipnorm``.
 
         Example:
             >>> import gpugrad as gg
@@ -209,6 +291,12 @@ class Optimizer:
             >>> gg.optimizers.SGD(0.1).apply_gradients([(gg.tensor([1.0, -1.0]), w)])
             >>> w.numpy().tolist()
             [0.8999999761581421, 1.100000023841858]
+            >>> params = {"w": w, "more": [gg.Variable(0.0)]}
+            >>> with gg.GradientTape() as tape:
+            ...     loss = gg.sum(params["w"]) + 2.0 * params["more"][0]
+            >>> gg.optimizers.SGD(0.5).apply_gradients([(tape.gradient(loss, params), params)])
+            >>> params["more"][0].item()
+            -1.0
         """
         self._apply(grads_and_vars, scratch=False)
 
@@ -220,6 +308,10 @@ class Optimizer:
             seen = True
             grad, var = pair
             if grad is None:
+                continue
+            if var.__class__ is not Variable and isinstance(var, _CONTAINERS):  # nested: never scratch
+                pairs.extend((self._checked(g, v), v, False) for g, v in zip_nested(grad, var, self.name)
+                             if g is not None)
                 continue
             # the common case in one test; anything else gets the full check (and its error)
             if not (grad.__class__ is Tensor and var.__class__ is Variable and grad._device is var._device
@@ -236,6 +328,8 @@ class Optimizer:
                 raise ValueError(f"{self.name}: no gradient for any variable (every gradient is None); "
                                  f"does the loss depend on the variables?")
             return
+        if len(pairs) > 1 and len({id(v) for _, v, _ in pairs}) != len(pairs):
+            raise _duplicate_error(self.name, [v for _, v, _ in pairs], "grads_and_vars")
         self._apply_pairs(pairs)
 
     def _apply_pairs(self, pairs):

@@ -88,25 +88,32 @@ def sgd_momentum(device, param, velocity, grad, lr, momentum, weight_decay=0.0, 
                              momentum=float(momentum), weight_decay=float(weight_decay), nesterov=bool(nesterov))
 
 
-def _adam_cpu(param, m, v, grad, step_size, one_minus_beta1, one_minus_beta2, eps, weight_decay):
-    # kernels_ref.adam_update in place: m += (1 - b1)(g - m); v += (1 - b2)(g^2 - v); p -= step m / (sqrt v + eps)
+def _adam_cpu(param, m, v, grad, step_size, one_minus_beta1, one_minus_beta2, eps, weight_decay,
+              bias_correction2_sqrt):
+    # kernels_ref.adam_update in place: m += (1 - b1)(g - m); v += (1 - b2)(g^2 - v);
+    # p -= step m / (sqrt(v) / bc2_sqrt + eps), the division left out where it is by 1 (exact)
     g = grad + weight_decay * param if weight_decay else grad
     m += one_minus_beta1 * (g - m)
     v += one_minus_beta2 * (g * g - v)
-    denominator = np.sqrt(v)
+    denominator = np.sqrt(v, out=np.empty_like(v))  # an array even when v is 0-d (a ufunc returns a scalar)
+    if bias_correction2_sqrt != 1:
+        denominator /= bias_correction2_sqrt
     denominator += eps
-    update = step_size * m
+    update = np.multiply(step_size, m, out=np.empty_like(m))
     update /= denominator
     param -= update
 
 
-def _adam_cpu_scratch(param, m, v, grad, step_size, one_minus_beta1, one_minus_beta2, eps, weight_decay):
+def _adam_cpu_scratch(param, m, v, grad, step_size, one_minus_beta1, one_minus_beta2, eps, weight_decay,
+                      bias_correction2_sqrt):
     # _adam_cpu's arithmetic, each result rounded as there, with grad's array as the scratch of the v
-    # update and the denominator: one temporary of the variable's size where _adam_cpu has several
+    # update and the denominator: one temporary of the variable's size where _adam_cpu has several.
+    # Every temporary is made with empty_like, never as a ufunc's result: on 0-d arrays a ufunc returns a
+    # NumPy scalar, which cannot be an out= (TypeError: return arrays must be of ArrayType)
     g = grad
     if weight_decay:
         np.add(grad, weight_decay * param, out=grad)
-    step = np.subtract(g, m)
+    step = np.subtract(g, m, out=np.empty_like(m))
     np.multiply(one_minus_beta1, step, out=step)
     m += step
     np.multiply(g, g, out=g)
@@ -114,29 +121,36 @@ def _adam_cpu_scratch(param, m, v, grad, step_size, one_minus_beta1, one_minus_b
     np.multiply(one_minus_beta2, g, out=g)
     v += g
     np.sqrt(v, out=g)
+    if bias_correction2_sqrt != 1:
+        g /= bias_correction2_sqrt
     g += eps
     np.multiply(step_size, m, out=step)
     step /= g
     param -= step
 
 
-def adam(device, param, m, v, grad, step_size, beta1, beta2, eps, weight_decay=0.0, grad_is_scratch=False):
+def adam(device, param, m, v, grad, step_size, beta1, beta2, eps, weight_decay=0.0, grad_is_scratch=False,
+         bias_correction2_sqrt=1.0):
     """One Adam step of arrays ``param``, ``m`` and ``v`` in place (see ``kernels_ref``).
 
-    ``step_size`` is the bias-corrected rate of :func:`gpugrad.optimizers.kernels_ref.adam_step_size`.
-    With ``grad_is_scratch`` the step may overwrite ``grad`` (same dtype as ``param``) instead of making
-    temporaries of its size; the result is the same to the bit.
+    ``step_size`` and ``bias_correction2_sqrt`` come from
+    :func:`gpugrad.optimizers.kernels_ref.adam_step_params`. With ``grad_is_scratch`` the step may
+    overwrite ``grad`` (same dtype as ``param``) instead of making temporaries of its size; the result is
+    the same to the bit.
     """
     if device is CPU:
         if not _in_place(param, m, v, grad):
-            kernels_ref.adam_update(param, m, v, grad, step_size, beta1, beta2, eps, weight_decay)
+            kernels_ref.adam_update(param, m, v, grad, step_size, beta1, beta2, eps, weight_decay,
+                                    bias_correction2_sqrt)
             return
         a = param.dtype.type
         params = {"step_size": a(step_size), "one_minus_beta1": a(1.0 - beta1), "one_minus_beta2": a(1.0 - beta2),
-                  "eps": a(eps), "weight_decay": a(weight_decay)}
-        fn = _adam_cpu_scratch if grad_is_scratch else _adam_cpu
+                  "eps": a(eps), "weight_decay": a(weight_decay), "bias_correction2_sqrt": a(bias_correction2_sqrt)}
+        # a gradient that is a NumPy scalar (some 0-d results are) is not writable: no scratch
+        fn = _adam_cpu_scratch if grad_is_scratch and isinstance(grad, np.ndarray) else _adam_cpu
         if param.size < SPLIT_MIN_CHEAP or not split_apply(fn, [param, m, v, grad], params):
             fn(param, m, v, grad, **params)
     else:
         device.backend.fused("adam_update", grad, param, m, v, step_size=float(step_size), beta1=float(beta1),
-                             beta2=float(beta2), eps=float(eps), weight_decay=float(weight_decay))
+                             beta2=float(beta2), eps=float(eps), weight_decay=float(weight_decay),
+                             bias_correction2_sqrt=float(bias_correction2_sqrt))

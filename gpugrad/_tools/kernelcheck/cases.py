@@ -52,6 +52,8 @@ class KernelCase:
     ulps: dict = dataclasses.field(default_factory=dict)  # dtype name -> max ulps on the host; default 0
     scale: Optional[Callable] = None  # (numpy arrays, params) -> per-element size of the terms
     in_place: bool = False  # the kernel updates its outputs (given after the inputs) in place
+    # params that replace some of the draw's, one dict per variant of the kernel's math the check must cover
+    variants: tuple = ({},)
 
     def tolerance(self, dtype):
         """Max ulps for ``dtype``. bfloat16, like float16, is computed in float32 and rounded once:
@@ -170,9 +172,16 @@ def _sgd_unfused(xp, arrays, params):
 def _adam_draw(xp, rs, n, dtype):
     grad, param, m = (_uniform(xp, rs, -1.0, 1.0, n, dtype) for _ in range(3))
     v = _uniform(xp, rs, 0.0, 1.0, n, dtype)
-    params = {"step_size": kernels_ref.adam_step_size(1e-3, 0.9, 0.999, 10), "beta1": 0.9, "beta2": 0.999,
-              "eps": 1e-7, "weight_decay": 1e-4}
+    step_size, bias_correction2_sqrt = kernels_ref.adam_step_params(1e-3, 0.9, 0.999, 10, "keras")
+    params = {"step_size": step_size, "beta1": 0.9, "beta2": 0.999, "eps": 1e-7, "weight_decay": 1e-4,
+              "bias_correction2_sqrt": bias_correction2_sqrt}
     return [grad, param, m, v], params
+
+
+def _adam_pytorch_epsilon():
+    """The params of Adam's other variant: epsilon beside sqrt(v_hat), PyTorch's placement."""
+    step_size, bias_correction2_sqrt = kernels_ref.adam_step_params(1e-3, 0.9, 0.999, 10, "pytorch")
+    return {"step_size": step_size, "bias_correction2_sqrt": bias_correction2_sqrt}
 
 
 def _adam_reference(arrays, params):
@@ -186,7 +195,7 @@ def _adam_unfused(xp, arrays, params):
     g = grad + params["weight_decay"] * param
     m += (1.0 - params["beta1"]) * (g - m)
     v += (1.0 - params["beta2"]) * (g * g - v)
-    param -= params["step_size"] * m / (xp.sqrt(v) + params["eps"])
+    param -= params["step_size"] * m / (xp.sqrt(v) / params["bias_correction2_sqrt"] + params["eps"])
     return param, m, v
 
 
@@ -214,8 +223,10 @@ def _hot_case(h):
 _CASES = [_hot_case(h) for h in HOT_GRADIENTS.values()] + [
     _case("softmax_cross_entropy_grad", _softmax_ce_draw, _cpu_op("softmax_cross_entropy_grad", kernel_only=("C",)),
           _softmax_ce_unfused, 4),
-    _case("sgd_momentum_update", _sgd_draw(False), _sgd_reference, _sgd_unfused, 6, in_place=True),
-    _case("adam_update", _adam_draw, _adam_reference, _adam_unfused, 12, in_place=True),
+    _case("sgd_momentum_update", _sgd_draw(False), _sgd_reference, _sgd_unfused, 6, in_place=True,
+          variants=({}, {"nesterov": True})),
+    _case("adam_update", _adam_draw, _adam_reference, _adam_unfused, 13, in_place=True,
+          variants=({}, _adam_pytorch_epsilon())),
 ]
 CASES = {case.name: case for case in _CASES}
 

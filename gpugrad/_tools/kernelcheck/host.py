@@ -292,14 +292,17 @@ def check_kernel(name, directory=None, n=4096, seed=0, workdir=None):
     for binding in k.bindings():
         dtype = binding["T"]
         label = ",".join(f"{letter}={dt.name}" for letter, dt in binding.items())
-        arrays, params = case.draw(np, np.random.RandomState(seed), n, dtype)
+        arrays, drawn = case.draw(np, np.random.RandomState(seed), n, dtype)
         arrays = [a.astype(k.dtype_of(p, binding), copy=False) if p.placeholder else a
                   for p, a in zip(k.array_inputs + k.outputs, arrays)]
-        got = kernel(*[a.copy() for a in arrays], **params)
-        want = cases.reference_at(case, arrays, params, dtype)
-        report = cases.compare(case, got, want, arrays, params, dtype)
-        results.append({"kernel": name, "dtypes": label, "ok": report["ok"], "max_ulps": report["max_ulps"],
-                        "error": report["worst"]})
+        for variant in case.variants:  # each variant of the kernel's math: its params replace the draw's
+            params = dict(drawn, **variant)
+            got = kernel(*[a.copy() for a in arrays], **params)
+            want = cases.reference_at(case, arrays, params, dtype)
+            report = cases.compare(case, got, want, arrays, params, dtype)
+            shown = label + "".join(f",{key}={value:g}" for key, value in variant.items())
+            results.append({"kernel": name, "dtypes": shown, "ok": report["ok"], "max_ulps": report["max_ulps"],
+                            "error": report["worst"]})
     return results
 
 
