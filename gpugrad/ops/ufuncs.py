@@ -666,14 +666,19 @@ def nan_to_num(x: TensorLike, copy: bool = True, nan: float = 0.0, posinf: float
         [-1.0, 1.0]
     """
     x = unary(x)
-    for name, value in (("nan", nan), ("posinf", posinf), ("neginf", neginf)):
-        constant_arg(value, name, "NanToNum")
+    nan, posinf, neginf = (_number(constant_arg(v, name, "NanToNum")) for name, v in
+                           (("nan", nan), ("posinf", posinf), ("neginf", neginf)))
     xp = x._device.xp
     try:
         data = xp.nan_to_num(x._data, copy=True, nan=nan, posinf=posinf, neginf=neginf)
     except TypeError as e:
         raise DTypeError(f"op 'NanToNum' cannot take {x.dtype}: {e}") from None
     return emit("NanToNum", data, x._device, (x,), {"nan": nan, "posinf": posinf, "neginf": neginf})
+
+
+def _number(value):
+    """A constant given as a tensor, as its array (NumPy's functions refuse tensors)."""
+    return value._data if isinstance(value, Tensor) else value
 
 
 @RegisterGradient("NanToNum", reads_outputs=False)
