@@ -24,7 +24,8 @@ proven to compute what the eager call computes runs eagerly (``tf.function``'s s
   tracing: its ``training`` flag, which Variables and sub-modules it holds, and its Python settings
   (a dropout rate, an attribute added); the function's closure cells and the globals it names:
   Python numbers and NumPy arrays by value, Variables and other objects by identity (a Variable
-  rebound to a new one is read). Attributes of other objects, and closures of the functions it
+  rebound to a new one is read); the ``trainable`` flag of every Variable it read (a module frozen
+  with ``trainable = False`` after the trace is no longer updated). Attributes of other objects, and closures of the functions it
   calls, are not guarded (as ``tf.function``): pass what changes as an argument. Variables are captured
   by reference: a replay reads and updates them where they live, so a variable assigned between
   calls is seen by the next one, and one whose array is replaced (another shape) traces again.
@@ -315,7 +316,7 @@ class Function:
             return _copied(result, {id(t): x for x in flat for t in (traced.get(id(x)),) if t is not None})
         from .nn.module import Module  # (nn imports this module's package)
         modules = list(capture.modules.values()) + [x for x in flat if isinstance(x, Module)]  # self of a method too
-        made = _Trace(plan, guards=Guards(modules, self._fn), held=held)
+        made = _Trace(plan, guards=Guards(modules, self._fn, capture.variables.values()), held=held)
         made.why = why
         self._store(signature, made)
         return plan.result()

@@ -216,6 +216,26 @@ def test_a_layers_variable_rebound_to_a_new_variable_is_read():
     assert_same(traced(x).numpy(), layer(x).numpy())
 
 
+@pytest.mark.parametrize("freeze", ["module", "variable"])
+def test_freezing_after_the_trace_stops_the_updates_as_eagerly(freeze):
+    """A trainable flag the trace read is guarded: minimize updates (and a tape watches) trainable ones only."""
+    model = gg.nn.Sequential(gg.nn.Dense(3, 2, seed=0), gg.nn.Dense(2, 1, seed=1))
+    opt = gg.optimizers.SGD(0.1)
+    x = gg.ones((4, 3))
+    step = gg.function(lambda x: opt.minimize(lambda: gg.sum(model(x) ** 2)))
+    step(x)
+    first = model.layers[0]
+    if freeze == "module":
+        first.trainable = False
+    else:
+        first.kernel.trainable = False
+    frozen = [v for v in first.variables if not v.trainable]
+    before = [v.numpy().copy() for v in frozen]
+    step(x)
+    assert frozen and all(np.array_equal(b, v.numpy()) for b, v in zip(before, frozen))
+    assert step.trace_count == 2 and "traced again" in str(step.diagnostics())
+
+
 def test_a_modules_python_setting_is_guarded():
     class Scale(gg.nn.Module):
         def __init__(self):

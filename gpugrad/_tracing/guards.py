@@ -7,7 +7,9 @@ kept, at the end of the trace, and compared on each call:
   attribute in its ``__dict__`` (its ``training`` flag, Variables, sub-modules, Python settings), and
   no attribute added or removed;
 - the traced function's closure cells, and the globals its code (and the code of the functions
-  defined inside it) names.
+  defined inside it) names;
+- the ``trainable`` flag of every Variable the trace read or wrote (a tape watches a trainable one
+  on its own, and ``minimize`` updates the trainable ones: ``Module.trainable = False`` freezes them).
 
 Each value is compared by its kind: Python numbers, strings, ``None`` by value (as ``tf.function``
 treats Python arguments); NumPy arrays by value (shape, dtype and every element); lists, tuples and
@@ -43,6 +45,7 @@ _BY_VALUE = (bool, int, float, complex, str, bytes, type(None))
 _DEPTH = 2  # containers deeper than this inside a kept value are compared by identity only
 _MISSING = object()
 _contents = operator.attrgetter("cell_contents")
+_trainable = operator.attrgetter("trainable")
 _is = operator.is_
 
 
@@ -56,11 +59,13 @@ class Guards:
     """
 
     __slots__ = ("modules", "fn", "kept", "arrays", "n_modules", "changed", "sized", "sizes", "sources", "keys",
-                 "values", "cells", "contents")
+                 "values", "cells", "contents", "variables", "trainable")
 
-    def __init__(self, modules=(), fn=None):
+    def __init__(self, modules=(), fn=None, variables=()):
         self.modules = [m for m in modules if hasattr(m, "__dict__")]
         self.fn = getattr(fn, "__func__", fn)
+        self.variables = tuple(variables)
+        self.trainable = [v.trainable for v in self.variables]
         self.changed = None  # what differed when :meth:`hold` last said False (a name, for a message)
         self._snapshot()
 
@@ -139,6 +144,10 @@ class Guards:
             if not _same_array(a, copy):
                 self.changed = label
                 return False
+        if list(map(_trainable, self.variables)) != self.trainable:
+            v = next(v for v, t in zip(self.variables, self.trainable) if v.trainable != t)
+            self.changed = f"Variable {v.name or ''} trainable".replace("  ", " ")
+            return False
         return True
 
     def _recheck(self):
