@@ -170,3 +170,31 @@ def test_singular_values_gradient_is_finite_at_repeated_singular_values(device):
         g = tape.gradient(loss, x).numpy()
     u, _, vh = np.linalg.svd(a)
     np.testing.assert_allclose(g, u @ np.diag([1.0, 2.0, 3.0]) @ vh, atol=1e-12)
+
+
+# --------------------------------------------------------------------------- low precision: the order of a product
+
+LOW_ORDER_CASES = [  # (name, f of float tensors, inputs): a float16 result that an intermediate would overflow
+    ("pow_exponent", lambda x, y: gg.power(x, y) * 1e-3, [4.0, 7.9]),  # x**y log(x) = 7.9e4 > 65504
+    ("pow_base", lambda x, y: gg.power(x, y) * 1e-3, [0.01, -1.35]),  # y * x**(y - 1) = -6.8e4
+    ("reciprocal", lambda x: gg.reciprocal(x) * 1e-3, [0.003]),  # 1 / x**2 = 1.1e5
+    ("rsqrt", lambda x: gg.rsqrt(x) * 1e-3, [4e-4]),  # x**-1.5 / 2 = 6.2e4, y**3 = 1.25e5
+]
+
+
+@pytest.mark.parametrize("device", device_params())
+@pytest.mark.parametrize("name, f, values", LOW_ORDER_CASES, ids=[c[0] for c in LOW_ORDER_CASES])
+def test_float16_gradient_is_not_computed_through_an_overflowing_product(name, f, values, device):
+    with gg.device(device):
+        def gradients(dtype):
+            xs = [gg.tensor(np.array(v, dtype=dtype)) for v in values]
+            with gg.GradientTape() as tape:
+                tape.watch(xs)
+                y = f(*xs)
+            return [g.numpy().astype(np.float64) for g in tape.gradient(y, xs)]
+
+        with np.errstate(over="ignore"):
+            low = gradients(np.float16)
+        for got, want in zip(low, gradients(np.float64)):
+            assert np.isfinite(got), f"{name}: float16 gradient {got}, float64 {want}"
+            np.testing.assert_allclose(got, want, rtol=1e-2)
