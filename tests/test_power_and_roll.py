@@ -74,13 +74,27 @@ def test_power_2_has_squares_gradient_to_second_order():
         np.testing.assert_array_equal(outer.gradient(total, x).numpy(), 2 * a)
 
 
-def test_the_pow_rule_makes_no_blas_call(monkeypatch):
-    """Its NaN check is a reduction, not np.vdot: a BLAS call starts OpenBLAS's threads on every gradient."""
+def _refuse_blas(monkeypatch):
     def blas(*args, **kwargs):
-        raise AssertionError("the pow rule called BLAS")
+        raise AssertionError("a NaN check called BLAS")
 
     for name in ("vdot", "dot", "inner", "matmul"):
         monkeypatch.setattr(np, name, blas)
+
+
+def test_anomaly_mode_checks_each_op_without_blas(monkeypatch):
+    """A BLAS call per op as the finite check would wake OpenBLAS's threads on every op."""
+    _refuse_blas(monkeypatch)
+    x = gg.tensor(np.linspace(0.5, 2.0, 64))
+    with gg.detect_anomaly(), gg.GradientTape() as tape:
+        tape.watch(x)
+        y = gg.sum(gg.exp(x) * x)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), np.exp(x.numpy()) * (1 + x.numpy()), rtol=1e-14)
+
+
+def test_the_pow_rule_makes_no_blas_call(monkeypatch):
+    """Its NaN check is a reduction, not np.vdot: a BLAS call starts OpenBLAS's threads on every gradient."""
+    _refuse_blas(monkeypatch)
     x = gg.tensor(np.array([0.0, -1.0, 2.0, 3.0]))
     y = gg.tensor(np.array([0.5, 2.0, 3.0, 0.0]))
     with gg.GradientTape() as tape:
