@@ -259,7 +259,7 @@ def _pow_grad_grad(op, ggx, ggy):
                          ggy * (dy * power(safe_x, y) * square(log_x)) if use_gy else None)
     if need_dy:
         grad_dy = _sum_of(_scaled_power(ggx, y, x, y - 1.0) if use_gx else None,
-                          ggy * (power(safe_x, y) * log_x) if use_gy else None)
+                          (ggy * power(safe_x, y)) * log_x if use_gy else None)  # TF's order, as gy's
     return grad_x, grad_y, grad_dy
 
 
