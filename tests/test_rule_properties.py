@@ -129,13 +129,21 @@ def test_jvp_is_jacobian_times_tangent(spec: OpSpec, device):
 # --------------------------------------------------------------------------- the cases that found the faults
 
 
-def test_jvp_of_the_gradient_of_sum_sin_squared():
-    """d/dx of 2 sin(x) cos(x) is 2 cos(2x), where sin(x) < 0 too (x ** 2 at a negative base)."""
+SIN_POWERS = [  # f, and d/dx of f's gradient: x ** 2 records Square, a tensor exponent Pow
+    ("sin_squared", lambda t: gg.sin(t) ** 2, lambda x: 2 * np.cos(2 * x)),
+    ("sin_to_the_tensor_2", lambda t: gg.sin(t) ** gg.tensor(2.0, dtype=t.dtype), lambda x: 2 * np.cos(2 * x)),
+    ("sin_cubed", lambda t: gg.sin(t) ** 3.0,
+     lambda x: 6 * np.sin(x) * np.cos(x) ** 2 - 3 * np.sin(x) ** 3),
+]
+
+
+@pytest.mark.parametrize("name, f, second", SIN_POWERS, ids=[c[0] for c in SIN_POWERS])
+def test_jvp_of_the_gradient_of_sum_sin_squared(name, f, second):
+    """The issue's case: jvp of grad(sum(sin(x) ** 2)) where sin(x) < 0 too (a power of a negative base)."""
     x = gg.tensor(np.linspace(-3.0, 3.0, 13))
     v = gg.tensor(np.random.default_rng(0).uniform(0.5, 1.5, 13))
-    f = gg.grad(lambda t: gg.sum(gg.sin(t) ** 2))
-    _, tangent = gg.jvp(f, (x,), (v,))
-    np.testing.assert_allclose(tangent.numpy(), 2 * np.cos(2 * x.numpy()) * v.numpy(), rtol=1e-12, atol=1e-12)
+    _, tangent = gg.jvp(gg.grad(lambda t: gg.sum(f(t))), (x,), (v,))
+    np.testing.assert_allclose(tangent.numpy(), second(x.numpy()) * v.numpy(), rtol=1e-12, atol=1e-12)
 
 
 def test_jvp_does_not_depend_on_the_cotangent_it_picks():
