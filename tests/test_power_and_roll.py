@@ -124,3 +124,22 @@ def test_roll_is_one_op_and_its_gradient_rolls_back(shift, axis, device):
     g = tape.gradient(y, x, output_gradients=gg.tensor(w, device=device)).numpy()
     # <roll(x), w> = <x, roll^-1(w)>: the adjoint of a permutation is its inverse
     np.testing.assert_array_equal(g, np.roll(w, np.negative(shift), axis))
+
+
+def test_a_constant_exponent_spends_nothing_on_its_gradient():
+    """x ** 3.0: the rule asks PowGrad for gx only (want_gy=0), with the bits of the full pass."""
+    a = np.random.default_rng(3).uniform(-2.0, 2.0, 50)
+    a[:3] = [0.0, -1.0, 1.0]
+    x = gg.tensor(a)
+    with gg.GradientTape() as outer:
+        outer.watch(x)
+        with gg.GradientTape() as inner:
+            inner.watch(x)
+            y = x ** 3.0
+        g = inner.gradient(y, x)
+    attrs = [record[3] for record in outer._ops if record[0] == "PowGrad"]
+    assert attrs == [{"want_gy": 0.0}]
+    full_gx, full_gy = gg.raw_ops.pow_grad(x, gg.tensor(3.0, dtype="float64"), gg.ones_like(x))
+    np.testing.assert_array_equal(g.numpy(), full_gx.numpy())
+    assert not np.all(full_gy.numpy() == 0)  # the default computes both
+    np.testing.assert_array_equal(outer.gradient(g, x).numpy(), 6.0 * a)

@@ -203,17 +203,19 @@ def _pow_grad(op, dy):
         y = Tensor._wrap(y._data.astype(dy._data.dtype), y._device)
     if not need_x:  # a base of 1 where x <= 0 (gy is 0 there either way) keeps the unused gx finite:
         x = where(x._data > 0, x, 1.0)  # d(0 ** 0.5)/dx = inf would be an anomaly to gg.detect_anomaly
-    gx, gy = pow_grad(x, y, dy)
+    gx, gy = pow_grad(x, y, dy, want_gy=1.0 if need_y else 0.0)  # x ** 3.0: no power and log spent on gy
     return (gx if need_x else None), (gy if need_y else None)
 
 
-def _pow_grad_cpu(x, y, dy):
+def _pow_grad_cpu(x, y, dy, want_gy=1.0):
     # d(x^y)/dx = y x^(y-1);  d(x^y)/dy = x^y log(x), taken as 0 where x <= 0. Products in TensorFlow's
     # order, (dy y) x^(y-1) and (dy x^y) log(x): a float16 dy times x^y stays finite where x^y log(x) overflows
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # x^(y-1) at x = 0: mended below
         gx = (dy * y) * np.power(x, y - ONE[y.dtype])
     if x.size and not x.min() > 0:  # x^(y-1) is inf or NaN only at x <= 0 (or NaN): one pass, no BLAS
         gx = np.where(_pow_mend(np, x, y, dy, gx), ZERO[gx.dtype], gx)
+    if not want_gy:
+        return gx, np.zeros(np.broadcast_shapes(x.shape, y.shape, dy.shape), gx.dtype)
     positive = x > 0
     safe_x = np.where(positive, x, ONE[x.dtype])
     with np.errstate(over="ignore"):
@@ -228,11 +230,11 @@ def _pow_mend(xp, x, y, dy, gx):
     return ~xp.isfinite(gx) & (x <= 0) & ((y == 0) | (dy == 0))
 
 
-def _pow_grad_unfused(xp, x, y, dy):
+def _pow_grad_unfused(xp, x, y, dy, want_gy=1.0):
     positive = x > 0
     safe_x = xp.where(positive, x, 1)
     gx = xp.where((x <= 0) & ((y == 0) | (dy == 0)), 0, (dy * y) * x ** (y - 1))  # 0, not 0 * inf
-    gy = xp.where(positive, (dy * safe_x ** y) * xp.log(safe_x), 0)
+    gy = xp.where(positive, (dy * safe_x ** y) * xp.log(safe_x), 0) if want_gy else xp.zeros_like(gx)
     return gx, gy
 
 
@@ -245,7 +247,7 @@ def _pow_grad_grad(op, ggx, ggy):
     # coefficient or dy is 0). An output no gradient reached (op.filled) adds no term.
     x, y, dy = op.inputs
     need_x, need_y, need_dy = op.needs_grad
-    use_gx, use_gy = 0 not in op.filled, 1 not in op.filled
+    use_gx, use_gy = 0 not in op.filled, 1 not in op.filled and bool(op.attrs["want_gy"])  # else gy is 0
     positive = x._data > 0
     safe_x = where(positive, x, 1.0)
     log_x = log(safe_x)
@@ -270,13 +272,15 @@ def _sum_of(a, b):
 
 pow_grad = declare(
     globals(), name="pow_grad", op_type="PowGrad", inputs=("x", "y", "dy"), outputs=("gx", "gy"), forward="power",
+    params=("want_gy",), defaults={"want_gy": 1.0},
     summary="The fused gradient of x ** y in one pass; the first part is 0 where it is not finite at x <= 0 "
             "and y or dy is 0 (x**0 is constant; a zero dy contributes nothing, as TensorFlow's mul_no_nan), "
-            "the second 0 where x <= 0",
+            "the second 0 where x <= 0, and 0 everywhere with want_gy=0 (a constant exponent)",
     math="((dy * y) * x ** (y - 1), (dy * x ** y) * log(x))", unfused_chain=_pow_grad_unfused,
     cpu=_pow_grad_cpu, grad=_pow_grad_grad,
     check=Check({"x": Range(0.0, 3.0, zeros=0.05, negate=0.1), "y": Range(0.5, 3.0, zeros=0.05, integers=0.3),
-                 "dy": Range(-2.0, 2.0, zeros=0.05)}, ulps=TRANSCENDENTAL, unfused_ops=16),
+                 "dy": Range(-2.0, 2.0, zeros=0.05)}, params={"want_gy": 1.0}, ulps=TRANSCENDENTAL,
+          unfused_ops=16),
     example=">>> gx, gy = gg.raw_ops.pow_grad(gg.tensor(2.0), gg.tensor(3.0), gg.tensor(1.0))\n"
             ">>> gx.item(), round(gy.item(), 4)\n(12.0, 5.5452)\n"
             ">>> gg.raw_ops.pow_grad(gg.tensor(0.0), gg.tensor(0.0), gg.tensor(1.0))[0].item()  # d(x**0)/dx at 0\n"
