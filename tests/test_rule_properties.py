@@ -195,6 +195,7 @@ LOW_ORDER_CASES = [  # (name, f of float tensors, inputs): a float16 result that
     ("pow_base", lambda x, y: gg.power(x, y) * 1e-3, [0.01, -1.35]),  # y * x**(y - 1) = -6.8e4
     ("reciprocal", lambda x: gg.reciprocal(x) * 1e-3, [0.003]),  # 1 / x**2 = 1.1e5
     ("rsqrt", lambda x: gg.rsqrt(x) * 1e-3, [4e-4]),  # x**-1.5 / 2 = 6.2e4, y**3 = 1.25e5
+    ("tan", lambda x: gg.tan(x) * 1e-3, [1.5675]),  # tan(x)^2 = 1.0e5
     ("arctan2", gg.arctan2, [300.0, 400.0]),  # x1^2 + x2^2 = 2.5e5
     ("arcsinh", gg.arcsinh, [300.0]),  # x^2 + 1 = 9e4
     ("arccosh", gg.arccosh, [300.0]),  # x^2 - 1 = 9e4
@@ -206,7 +207,7 @@ LOW_ORDER_CASES = [  # (name, f of float tensors, inputs): a float16 result that
 def test_float16_gradient_is_not_computed_through_an_overflowing_product(name, f, values, device):
     with gg.device(device):
         def gradients(dtype):
-            xs = [gg.tensor(np.array(v, dtype=dtype)) for v in values]
+            xs = [gg.tensor(np.array(v, dtype=np.float16).astype(dtype)) for v in values]  # float16's inputs
             with gg.GradientTape() as tape:
                 tape.watch(xs)
                 y = f(*xs)

@@ -87,7 +87,8 @@ def _tan_grad(op, dy):
 
 
 def _tan_grad_cpu(y, dy, out=None):
-    return np.multiply(dy, ONE[y.dtype] + y * y, out=out)
+    # dy + (dy y) y: float16's y * y overflows at |y| > 256 where dy (1 + y^2) stays finite for a small dy
+    return np.add(dy, (dy * y) * y, out=out)
 
 
 def _tan_grad_grad(op, g):
@@ -97,7 +98,7 @@ def _tan_grad_grad(op, g):
 
 tan_grad = declare(
     globals(), name="tan_grad", op_type="TanGrad", inputs=("y", "dy"), forward="tan",
-    summary="Fused gradient of tan from its output y", math="dy * (1 + y * y)", generated=True,
+    summary="Fused gradient of tan from its output y", math="dy + dy * y * y", generated=True,
     cpu=_tan_grad_cpu, cost=CHEAP, reuses_dy=True, grad=_tan_grad_grad,
     check=Check({"y": Range(-5.0, 5.0)}),
     example=">>> gg.raw_ops.tan_grad(gg.tensor(2.0), gg.tensor(1.0)).item()\n5.0")
