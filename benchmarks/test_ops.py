@@ -66,6 +66,24 @@ def hand_square(xp, x, dy):
     return [dy * (2 * x)]
 
 
+def hand_power2(xp, x, dy):
+    y = x ** 2  # noqa: F841 - the forward runs as in the others; the gradient reads x
+    return [dy * (2 * x)]
+
+
+def hand_power3(xp, x, dy):
+    y = x ** 3.0  # noqa: F841 - the forward runs as in the others; the gradient reads x
+    return [dy * (3.0 * (x * x))]
+
+
+ROLL = 7  # the shift of the roll rows
+
+
+def hand_roll(xp, x, dy):
+    y = xp.roll(x, ROLL)  # noqa: F841 - the forward runs as in the others
+    return [xp.roll(dy, -ROLL)]
+
+
 def hand_softmax_cross_entropy(xp, logits, labels):
     """Mean cross-entropy of integer labels; its gradient ``(softmax - onehot) / N``."""
     n = logits.shape[0]
@@ -99,6 +117,7 @@ class HotOp:
     low: float = -2.0
     high: float = 2.0
     kind: str = "elementwise"  # or "loss" (logits, labels) or "matmul" (two square matrices)
+    torch_args: tuple = ()  # arguments after the tensors in the PyTorch call (an exponent, a shift)
 
     def draw(self, size):
         """``(float inputs, labels or None, dy or None)`` as float32 NumPy arrays (labels int64)."""
@@ -113,7 +132,8 @@ class HotOp:
     def torch_fn(self, torch):
         if self.kind == "loss":
             return torch.nn.functional.cross_entropy
-        return getattr(torch, self.torch_name)
+        fn = getattr(torch, self.torch_name)
+        return (lambda *xs: fn(*xs, *self.torch_args)) if self.torch_args else fn
 
 
 OPS = [
@@ -123,6 +143,9 @@ OPS = [
     HotOp("log", gg.log, "log", hand_log, low=0.5, high=2.0),
     HotOp("exp", gg.exp, "exp", hand_exp),
     HotOp("square", gg.square, "square", hand_square),
+    HotOp("power2", lambda x: x ** 2, "pow", hand_power2, torch_args=(2,)),  # records Square, as gg.square
+    HotOp("power3", lambda x: x ** 3.0, "pow", hand_power3, torch_args=(3.0,)),  # Pow and its fused gradient
+    HotOp("roll", lambda x: gg.roll(x, ROLL), "roll", hand_roll, torch_args=(ROLL,)),
     HotOp("softmax_cross_entropy", gg.softmax_cross_entropy, "cross_entropy", hand_softmax_cross_entropy,
           kind="loss"),
     HotOp("matmul", gg.matmul, "matmul", hand_matmul, kind="matmul"),

@@ -163,7 +163,11 @@ class Op:
 
     ``type``, ``inputs``, ``outputs``, ``attrs``; and ``needs_grad``, one flag
     per input saying whether the gradient being computed needs it, so a rule
-    can skip work (as ``Mul`` does for a constant factor).
+    can skip work (as ``Mul`` does for a constant factor); and ``filled``, for an
+    op of several outputs, the indices of the outputs no gradient reached (the
+    sweep passes zeros for them), so a rule can leave out their terms by
+    structure, as PyTorch's rules do for an undefined gradient, never by
+    testing a gradient's value.
 
     Example:
         >>> import gpugrad as gg
@@ -172,9 +176,10 @@ class Op:
         ...     return [dy * op.attrs["factor"]]
     """
 
-    __slots__ = ("type", "inputs", "outputs", "attrs", "_reached")
+    __slots__ = ("type", "inputs", "outputs", "attrs", "filled", "_reached")
 
     def __init__(self, record=None, reached=()):
+        self.filled = ()
         if record is not None:
             self.type, self.inputs, self.outputs, self.attrs = record[:4]
         self._reached = reached

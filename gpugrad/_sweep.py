@@ -180,6 +180,7 @@ def _sweep(on_path, grads, source_ids, reached, anomaly_cell):
             out_grads = tuple([peek(id(o)) if id(o) in source_ids else take(id(o), None) for o in outputs])
             if all(g is None for g in out_grads):
                 continue
+            op.filled = tuple([i for i, g in enumerate(out_grads) if g is None])
             out_grads = tuple([zeros_like(o) if g is None else g for o, g in zip(outputs, out_grads)])
         if versions is not None:
             _check_versions(op_type, inputs, versions)

@@ -23,12 +23,10 @@ assignments) until an op reads them.
 """
 import contextlib
 import linecache
-import math
 import os
 import sys
 import threading
 
-import numpy as np
 
 from .errors import AnomalyError
 from ._recorder import INPUTS, OUTPUTS, TYPE, Recording, pop_tape, push_tape
@@ -188,14 +186,9 @@ class _Checker:
 def _finite(t):
     """Whether tensor ``t`` holds no NaN and no Inf (integers always do)."""
     data = t._data
-    if data.__class__ is np.ndarray and data.dtype.char in "fd" and data.flags.c_contiguous:
-        # x . x is NaN or Inf if any entry is (squares cannot cancel): one BLAS pass, no temporary,
-        # twice as fast as isfinite().all(), and vdot sets off no overflow warning. Large finite
-        # entries may overflow it: then look closer.
-        if math.isfinite(np.vdot(data, data)):
-            return True
-    elif not _dt.inexact(data.dtype):
+    if not _dt.inexact(data.dtype):
         return True
+    # isfinite, not a BLAS dot product (x . x): OpenBLAS's threads would wake on every op and take the cores
     return bool(t._device.xp.isfinite(data).all())
 
 

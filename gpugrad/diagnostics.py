@@ -301,12 +301,15 @@ def _blame(records, grads, live, anyway):
 
 def _sent_back(rec, out_grads, reached):
     """The gradients that ``rec``'s rule sends to each of its inputs, given its outputs' gradients."""
+    filled = tuple([i for i, g in enumerate(out_grads) if g is None])
     out_grads = [zeros_like(o) if g is None else g for o, g in zip(rec[OUTPUTS], out_grads)]
     if rec[BACKWARD_FN] is not None:
         sent = rec[BACKWARD_FN](*out_grads)
         sent = [sent] if sent is None or isinstance(sent, Tensor) else list(sent)
     else:
-        sent = list(registry.gradient_rule(rec[TYPE])(Op(rec, reached), *out_grads))
+        op = Op(rec, reached)
+        op.filled = filled if len(out_grads) > 1 else ()
+        sent = list(registry.gradient_rule(rec[TYPE])(op, *out_grads))
     return [None if g is None else ensure_tensor(g, like=t) for g, t in zip(sent, rec[INPUTS])]
 
 

@@ -136,7 +136,7 @@ def _arrays_in(value, path):
 def _op_snapshot(op):
     """A copy of the gradient rule's view ``op`` as it is now (the sweep reuses one view for every record)."""
     copy = Op(None, op._reached)
-    copy.type, copy.inputs, copy.outputs, copy.attrs = op.type, op.inputs, op.outputs, op.attrs
+    copy.type, copy.inputs, copy.outputs, copy.attrs, copy.filled = op.type, op.inputs, op.outputs, op.attrs, op.filled
     return copy
 
 

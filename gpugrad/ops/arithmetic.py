@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import functools
-import math
 import operator
 
 import numpy as np
@@ -175,11 +174,22 @@ div_grad = declare(
 def power(x: TensorLike, y: TensorLike) -> Tensor:
     """x ** y elementwise, with broadcasting.
 
+    A Python exponent 2 records :func:`square` (its gradient too): NumPy's ``power`` takes
+    ``np.square``'s path for it, so the bits are NumPy's, at a fraction of the cost.
+
     Example:
         >>> import gpugrad as gg
         >>> gg.power(gg.tensor([2.0, 3.0]), 2.0).numpy().tolist()
         [4.0, 9.0]
+        >>> (gg.tensor([2.0, 3.0]) ** 2).numpy().tolist()
+        [4.0, 9.0]
     """
+    if (y.__class__ is int or y.__class__ is float) and y == 2:
+        x = unary(x)
+        kind = x._data.dtype
+        # a float stays a float, an int ** int stays an int (NEP 50: int ** 2.0 is a float, so it stays Pow)
+        if (kind.kind == "f" or kind.char == "E") or (y.__class__ is int and kind.kind in "iu"):
+            return square(x)
     x, y = binary(x, y, "Pow")
     try:
         return emit("Pow", x._device.xp.power(x._data, y._data), x._device, (x, y))
@@ -195,28 +205,38 @@ def _pow_grad(op, dy):
         y = Tensor._wrap(y._data.astype(dy._data.dtype), y._device)
     if not need_x:  # a base of 1 where x <= 0 (gy is 0 there either way) keeps the unused gx finite:
         x = where(x._data > 0, x, 1.0)  # d(0 ** 0.5)/dx = inf would be an anomaly to gg.detect_anomaly
-    gx, gy = pow_grad(x, y, dy)
+    gx, gy = pow_grad(x, y, dy, want_gy=1.0 if need_y else 0.0)  # x ** 3.0: no power and log spent on gy
     return (gx if need_x else None), (gy if need_y else None)
 
 
-def _pow_grad_cpu(x, y, dy):
-    # d(x^y)/dx = y x^(y-1);  d(x^y)/dy = x^y log(x), taken as 0 where x <= 0
-    with np.errstate(divide="ignore", invalid="ignore"):  # x^(y-1) at x = 0: the 0s are mended below
-        gx = dy * (y * np.power(x, y - ONE[y.dtype]))
-    if math.isnan(np.vdot(gx, gx)):  # a NaN in gx (squares cannot cancel): one pass, no temporary
-        # 0 * inf or 0 * NaN: at x <= 0 a zero y (x^0 = 1) or a zero dy contributes 0
-        gx = np.where(np.isnan(gx) & (x <= 0) & ((y == 0) | (dy == 0)), ZERO[gx.dtype], gx)
+def _pow_grad_cpu(x, y, dy, want_gy=1.0):
+    # d(x^y)/dx = y x^(y-1);  d(x^y)/dy = x^y log(x), taken as 0 where x <= 0. Products in TensorFlow's
+    # order, (dy y) x^(y-1) and (dy x^y) log(x): a float16 dy times x^y stays finite where x^y log(x) overflows
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # x^(y-1) at x = 0: mended below
+        gx = (dy * y) * np.power(x, y - ONE[y.dtype])
+    if x.size and not x.min() > 0:  # x^(y-1) is inf or NaN only at x <= 0 (or NaN): one pass, no BLAS
+        gx = np.where(_pow_mend(np, x, y, dy, gx), ZERO[gx.dtype], gx)
+    if not want_gy:
+        return gx, np.zeros(np.broadcast_shapes(x.shape, y.shape, dy.shape), gx.dtype)
     positive = x > 0
     safe_x = np.where(positive, x, ONE[x.dtype])
-    gy = np.where(positive, dy * (np.power(safe_x, y) * np.log(safe_x)), dy.dtype.type(0))
+    with np.errstate(over="ignore"):
+        gy = np.where(positive, (dy * np.power(safe_x, y)) * np.log(safe_x), dy.dtype.type(0))
     return gx, gy
 
 
-def _pow_grad_unfused(xp, x, y, dy):
+def _pow_mend(xp, x, y, dy, gx):
+    """Where gx is mended to 0: a non-finite value at x <= 0 where y is 0 (x**0 is constant) or dy is 0 (as
+    TensorFlow's mul_no_nan: a zero dy contributes nothing). The value only: PowGrad's own gradient never
+    looks at dy, so every derivative in dy (gg.jvp's) is the unmended y x^(y-1)."""
+    return ~xp.isfinite(gx) & (x <= 0) & ((y == 0) | (dy == 0))
+
+
+def _pow_grad_unfused(xp, x, y, dy, want_gy=1.0):
     positive = x > 0
     safe_x = xp.where(positive, x, 1)
-    gx = xp.where((x <= 0) & ((y == 0) | (dy == 0)), 0, dy * (y * x ** (y - 1)))  # 0, not 0 * inf
-    gy = xp.where(positive, dy * (safe_x ** y * xp.log(safe_x)), 0)
+    gx = xp.where((x <= 0) & ((y == 0) | (dy == 0)), 0, (dy * y) * x ** (y - 1))  # 0, not 0 * inf
+    gy = xp.where(positive, (dy * safe_x ** y) * xp.log(safe_x), 0) if want_gy else xp.zeros_like(gx)
     return gx, gy
 
 
@@ -225,48 +245,69 @@ def _pow_grad_grad(op, ggx, ggy):
     #   dgx/dx = dy y (y-1) x^(y-2)      dgx/dy = dgy/dx = dy x^(y-1) (1 + y L)
     #   dgy/dy = dy x^y L^2              dgx/ddy = y x^(y-1),  dgy/ddy = x^y L
     # The terms in L vanish at x <= 0 and take powers of a safe base s (1 there); the two that
-    # take powers of x itself go through _scaled_power. So no branch holds an inf or a NaN.
+    # take powers of x itself go through _scaled_power (0 where the power is inf or NaN and its
+    # coefficient or dy is 0). An output no gradient reached (op.filled) adds no term.
     x, y, dy = op.inputs
     need_x, need_y, need_dy = op.needs_grad
+    use_gx, use_gy = 0 not in op.filled, 1 not in op.filled and bool(op.attrs["want_gy"])  # else gy is 0
     positive = x._data > 0
     safe_x = where(positive, x, 1.0)
     log_x = log(safe_x)
     mixed = where(positive, dy * power(safe_x, y - 1.0) * (1.0 + y * log_x), 0.0) if need_x or need_y else None
     grad_x = grad_y = grad_dy = None
     if need_x:
-        grad_x = _scaled_power(ggx * dy, y * (y - 1.0), x, y - 2.0) + ggy * mixed
+        grad_x = _sum_of(_scaled_power(dy * ggx, y * (y - 1.0), x, y - 2.0, dy) if use_gx else None,
+                         ggy * mixed if use_gy else None)
     if need_y:
-        grad_y = ggx * mixed + ggy * (dy * power(safe_x, y) * square(log_x))
+        grad_y = _sum_of(ggx * mixed if use_gx else None,
+                         ggy * (dy * power(safe_x, y) * square(log_x)) if use_gy else None)
     if need_dy:
-        grad_dy = _scaled_power(ggx, y, x, y - 1.0) + ggy * (power(safe_x, y) * log_x)
+        grad_dy = _sum_of(_scaled_power(ggx, y, x, y - 1.0) if use_gx else None,
+                          (ggy * power(safe_x, y)) * log_x if use_gy else None)  # TF's order, as gy's
     return grad_x, grad_y, grad_dy
+
+
+def _sum_of(a, b):
+    """a + b, where either may be None (a term left out)."""
+    return b if a is None else a if b is None else a + b
 
 
 pow_grad = declare(
     globals(), name="pow_grad", op_type="PowGrad", inputs=("x", "y", "dy"), outputs=("gx", "gy"), forward="power",
-    summary="The fused gradient of x ** y in one pass; the first part is 0 where x <= 0 and y or dy is 0 "
-            "(x**0 is constant; a zero dy contributes nothing), the second 0 where x <= 0",
-    math="(dy * y * x ** (y - 1), dy * x ** y * log(x))", unfused_chain=_pow_grad_unfused,
+    params=("want_gy",), defaults={"want_gy": 1.0},
+    summary="The fused gradient of x ** y in one pass; the first part is 0 where it is not finite at x <= 0 "
+            "and y or dy is 0 (x**0 is constant; a zero dy contributes nothing, as TensorFlow's mul_no_nan), "
+            "the second 0 where x <= 0, and 0 everywhere with want_gy=0 (a constant exponent)",
+    math="((dy * y) * x ** (y - 1), (dy * x ** y) * log(x))", unfused_chain=_pow_grad_unfused,
     cpu=_pow_grad_cpu, grad=_pow_grad_grad,
     check=Check({"x": Range(0.0, 3.0, zeros=0.05, negate=0.1), "y": Range(0.5, 3.0, zeros=0.05, integers=0.3),
-                 "dy": Range(-2.0, 2.0, zeros=0.05)}, ulps=TRANSCENDENTAL, unfused_ops=16),
+                 "dy": Range(-2.0, 2.0, zeros=0.05)}, params={"want_gy": 1.0}, ulps=TRANSCENDENTAL,
+          unfused_ops=16),
     example=">>> gx, gy = gg.raw_ops.pow_grad(gg.tensor(2.0), gg.tensor(3.0), gg.tensor(1.0))\n"
             ">>> gx.item(), round(gy.item(), 4)\n(12.0, 5.5452)\n"
             ">>> gg.raw_ops.pow_grad(gg.tensor(0.0), gg.tensor(0.0), gg.tensor(1.0))[0].item()  # d(x**0)/dx at 0\n"
             "0.0")
 
 
-def _scaled_power(g, k, x, e):
-    """``g * k * x**e``, 0 where x <= 0 and g or k is 0 (there ``x**e`` may be inf or NaN).
+def _scaled_power(g, k, x, e, dy=None):
+    """``(g * k) * x**e``, 0 where ``x**e`` is inf or NaN (at x <= 0) and k or dy is 0.
 
-    A zero k is a vanishing coefficient (``d2(x**1)/dx2 = 1 * 0 * x**-1``), a zero g a
-    cotangent that contributes nothing (a zero filled in for an unused output). At those
-    elements the power takes base 1, so no gradient of it meets an inf either.
+    A zero k is a vanishing coefficient (``d2(x**1)/dx2 = 1 * 0 * x**-1``); a zero dy
+    (PowGrad's input, a factor of g) contributes nothing, as PowGrad's own value. At
+    those elements the power takes base 1, so no gradient of it meets an inf either.
+    The mend never reads the cotangent this rule was given (the rest of g): a rule
+    that selected on its value would have a wrong derivative in it at 0 (the
+    tangent ``gg.jvp`` takes there).
     """
-    dead = (x._data <= 0) & ((g._data == 0) | (k._data == 0))
+    xd, kd = x._data, k._data
+    xp = x._device.xp
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        dead = (xd <= 0) & ((kd == 0) if dy is None else ((kd == 0) | (dy._data == 0)))
+        if dead.any():
+            dead &= ~xp.isfinite(xp.power(xd, e._data))
     if not dead.any():
-        return g * k * power(x, e)
-    return where(dead, 0.0, g * k * power(where(dead, 1.0, x), e))
+        return (g * k) * power(x, e)
+    return where(dead, 0.0, (g * k) * power(where(dead, 1.0, x), e))
 
 
 # ---------------------------------------------------------------- abs, sign

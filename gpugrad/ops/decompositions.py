@@ -435,24 +435,27 @@ def eigh(a: TensorLike, UPLO: str = "L") -> EighResult:  # noqa: N803 - NumPy's 
     return EighResult(w, v)
 
 
-def _eigen_gaps(w, vdv):
-    """F with F_ij = 1 / (w_j - w_i) off the diagonal, 0 on it, and 0 where w_i = w_j and
-    (V^T dV)_ij = 0 (a degenerate pair that the upstream gradient does not use)."""
+def _eigen_gaps(w):
+    """F with F_ij = 1 / (w_j - w_i) off the diagonal and 0 on it: inf at a repeated eigenvalue, where the
+    eigenvectors have no derivative (PyTorch's and JAX's rules give inf or NaN there too). It reads the
+    eigenvalues only, never the upstream gradient, so the rule stays linear in it."""
     xp = w._device.xp
     diff = subtract(expand_dims(w, -2), expand_dims(w, -1))
-    n = w.shape[-1]
-    keep = ~xp.eye(n, dtype=bool) & ~((diff._data == 0) & (vdv._data == 0))
-    keep = _constant(keep, w)
-    safe = add(multiply(diff, keep), subtract(1.0, keep))
-    return multiply(reciprocal(safe), keep)
+    off = _constant(~xp.eye(w.shape[-1], dtype=bool), w)
+    with np.errstate(divide="ignore"):  # 1 / 0 at a repeated eigenvalue: the inf meant
+        return multiply(reciprocal(add(diff, subtract(1.0, off))), off)
 
 
 @RegisterGradient("SelfAdjointEigV2")
 def _eigh_grad(op, dw, dv):
-    # dA = V (diag(dw) + F o (V^T dV)) V^T, F_ij = 1 / (w_j - w_i); then the triangle read
+    # dA = V (diag(dw) + F o (V^T dV)) V^T, F_ij = 1 / (w_j - w_i); then the triangle read. Where no
+    # gradient reached V (op.filled), its term is left out: the eigenvalues' gradient stays finite at a
+    # repeated eigenvalue (PyTorch's rule leaves out an undefined gradient's term the same way)
     w, v = op.outputs
-    vdv = matmul(v, dv, transpose_a=True)
-    inner = add(_diag_embed(dw), multiply(_eigen_gaps(w, vdv), vdv))
+    inner = _diag_embed(dw)
+    if 1 not in op.filled:
+        vdv = matmul(v, dv, transpose_a=True)
+        inner = add(inner, multiply(_eigen_gaps(w), vdv))
     g = matmul(v, matmul(inner, v, transpose_b=True))
     return (_one_triangle(g, lower=op.attrs["lower"]),)
 
@@ -495,10 +498,12 @@ def _eig_grad(op, dw, dv):
     if w._data.dtype.kind == "c":
         raise GradientError(f"the gradient of op 'Eig' is implemented for real eigenvalues only; input of "
                             f"shape {op.inputs[0].shape} has complex ones")
+    if 1 in op.filled:  # no gradient reached V: its term is left out (see _eigh_grad)
+        return (solve(_mT(v), matmul(_diag_embed(dw), v, transpose_b=True)),)
     vdv = matmul(v, dv, transpose_a=True)
     vv = matmul(v, v, transpose_a=True)
     inner = subtract(vdv, multiply(vv, expand_dims(_diag_part(vdv), -2)))
-    inner = add(multiply(inner, _eigen_gaps(w, inner)), _diag_embed(dw))
+    inner = add(multiply(inner, _eigen_gaps(w)), _diag_embed(dw))
     return (solve(_mT(v), matmul(inner, v, transpose_b=True)),)
 
 
@@ -546,6 +551,8 @@ def _svd_grad(op, *grads):
     m, n = a.shape[-2:]
     u, s, vh = op.outputs
     du, ds, dvh = grads
+    if 0 in op.filled and 2 in op.filled:  # no gradient reached U or Vh: dA = U diag(dS) V^T, finite at a
+        return (matmul(multiply(u, expand_dims(ds, -2)), vh),)  # repeated singular value (PyTorch's rule)
     k = s.shape[-1]
     null = None  # (basis, its gradient) of the null space that full_matrices adds, where a loss uses it
     if op.attrs["full_matrices"] and m != n:

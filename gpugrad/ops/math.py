@@ -123,8 +123,10 @@ def _rsqrt_grad(op, dy):
 
 
 def _rsqrt_grad_cpu(y, dy, out=None):
-    cube = y * y * y
-    return np.multiply(np.multiply(dy, host_scalar(-0.5, dy), out=out), cube, out=out)
+    # left to right, dy first as in TensorFlow's RsqrtGrad: float16's y**3 overflows at y > 40 where
+    # (-0.5 dy) y y y stays finite for a small dy
+    g = np.multiply(dy, host_scalar(-0.5, dy), out=out)
+    return np.multiply(np.multiply(np.multiply(g, y, out=out), y, out=out), y, out=out)
 
 
 def _rsqrt_grad_grad(op, g):
@@ -134,7 +136,7 @@ def _rsqrt_grad_grad(op, g):
 
 rsqrt_grad = declare(
     globals(), name="rsqrt_grad", op_type="RsqrtGrad", inputs=("y", "dy"), forward="rsqrt",
-    summary="Fused gradient of rsqrt from its output y", math="dy * -0.5 * (y * y * y)", generated=True,
+    summary="Fused gradient of rsqrt from its output y", math="dy * -0.5 * y * y * y", generated=True,
     cpu=_rsqrt_grad_cpu, cost=CHEAP, reuses_dy=True, grad=_rsqrt_grad_grad,
     check=Check({"y": Range(0.1, 5.0)}),
     example=">>> gg.raw_ops.rsqrt_grad(gg.tensor(0.5), gg.tensor(1.0)).item()\n-0.0625")
@@ -158,8 +160,8 @@ def _reciprocal_grad(op, dy):
 
 
 def _reciprocal_grad_cpu(y, dy, out=None):
-    square = y * y
-    return np.multiply(np.negative(dy, out=out), square, out=out)
+    # ((-dy) y) y, TensorFlow's order: float16's y * y overflows at |y| > 256 where (-dy y) y stays finite
+    return np.multiply(np.multiply(np.negative(dy, out=out), y, out=out), y, out=out)
 
 
 def _reciprocal_grad_grad(op, g):
@@ -169,7 +171,7 @@ def _reciprocal_grad_grad(op, g):
 
 reciprocal_grad = declare(
     globals(), name="reciprocal_grad", op_type="ReciprocalGrad", inputs=("y", "dy"), forward="reciprocal",
-    summary="Fused gradient of reciprocal from its output y", math="-dy * (y * y)", generated=True,
+    summary="Fused gradient of reciprocal from its output y", math="-dy * y * y", generated=True,
     cpu=_reciprocal_grad_cpu, cost=CHEAP, reuses_dy=True, grad=_reciprocal_grad_grad,
     check=Check({"y": Range(-5.0, 5.0)}),
     example=">>> gg.raw_ops.reciprocal_grad(gg.tensor(0.5), gg.tensor(1.0)).item()\n-0.25")

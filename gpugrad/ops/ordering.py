@@ -1,14 +1,14 @@
 """Shape and order: repeat tile roll flip rot90 moveaxis swapaxes ravel atleast_nd, the stacks,
 append, sort argsort partition take_along_axis searchsorted nonzero, and copy.
 
-All the differentiable ones are compositions of differentiable ops and have no
-rule of their own: ``repeat`` is a ``Gather`` (its gradient adds up each group
-of copies), ``tile`` a ``BroadcastTo`` (the tape sums the copies), ``roll``
-getitems and a ``Concat``, ``flip`` a ``GetItem`` with negative steps,
+The differentiable ones but ``roll`` are compositions of differentiable ops and
+have no rule of their own: ``repeat`` is a ``Gather`` (its gradient adds up each
+group of copies), ``tile`` a ``BroadcastTo`` (the tape sums the copies), ``flip`` a ``GetItem`` with negative steps,
 ``moveaxis``/``swapaxes``/``rot90`` transposes, ``sort``/``partition``/
 ``take_along_axis`` an integer-array ``GetItem`` (the gradient scatters dy back
 through the permutation). ``argsort``, ``searchsorted`` and ``nonzero`` give
-integer tensors that are not recorded: their gradients are ``None``.
+integer tensors that are not recorded: their gradients are ``None``. ``roll`` is
+the op ``Roll`` (one ``numpy.roll``/``cupy.roll`` call), whose gradient rolls dy back.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import numpy as np
 
 from .._tracing import state as _trace
 from ..errors import DTypeError, ShapeError
+from ..registry import RegisterGradient
 from ..tensor import Tensor
 from .arithmetic import where
 from .base import emit, public_ops, same_device, unary
@@ -178,7 +179,8 @@ def roll(x: TensorLike, shift: int | Sequence[int], axis: Axis = None) -> Tensor
     """``x`` with its elements shifted by ``shift`` along ``axis`` (wrapping around), as ``numpy.roll``.
 
     ``shift`` and ``axis`` are ints or tuples that broadcast against each other;
-    ``axis=None`` rolls ``x`` flattened. Recorded as getitems and a ``Concat``.
+    ``axis=None`` rolls ``x`` flattened. Recorded as ``Roll``, whose gradient rolls
+    dy by the negated shifts (TensorFlow's ``Roll`` gradient).
 
     Example:
         >>> import gpugrad as gg
@@ -188,25 +190,36 @@ def roll(x: TensorLike, shift: int | Sequence[int], axis: Axis = None) -> Tensor
         [[4.0, 3.0], [2.0, 1.0]]
     """
     x = unary(x)
-    if axis is None:
-        return reshape(roll(reshape(x, -1), shift, 0), x.shape)
     shifts = _host_ints(shift, "Roll", "shifts")
-    axes = _host_ints(axis, "Roll", "axes")
-    try:
-        pairs = np.broadcast(shifts, axes)
-    except ValueError:
-        raise ShapeError(f"op 'Roll': shift {shift!r} and axis {axis!r} do not broadcast together") from None
-    total: dict = {}
-    for s, a in pairs:
-        a = normalize_axis_index(int(a), x.ndim, "Roll", x.shape)
-        total[a] = total.get(a, 0) + int(s)
-    for a, s in sorted(total.items()):
-        n = x.shape[a]
-        s = s % n if n else 0
-        if s:
-            lead = (slice(None),) * a
-            x = concat([getitem(x, lead + (slice(n - s, None),)), getitem(x, lead + (slice(None, n - s),))], axis=a)
-    return x
+    if axis is None:  # the flattened array rolled by the shifts' sum, as NumPy
+        n = x.size
+        total = {None: int(shifts.sum()) % n if n else 0}
+    else:
+        axes = _host_ints(axis, "Roll", "axes")
+        try:
+            pairs = np.broadcast(shifts, axes)
+        except ValueError:
+            raise ShapeError(f"op 'Roll': shift {shift!r} and axis {axis!r} do not broadcast together") from None
+        total = {}
+        for s, a in pairs:
+            a = normalize_axis_index(int(a), x.ndim, "Roll", x.shape)
+            total[a] = total.get(a, 0) + int(s)
+        total = {a: s % x.shape[a] if x.shape[a] else 0 for a, s in sorted(total.items())}
+    total = {a: s for a, s in total.items() if s}
+    if not total:
+        return x
+    return _roll(x, tuple(total.values()), None if None in total else tuple(total))
+
+
+def _roll(x, shifts, axes):
+    """The op ``Roll`` of normalised ``shifts`` along ``axes`` (None: flattened)."""
+    data = x._device.xp.roll(x._data, shifts[0] if axes is None else shifts, axes)
+    return emit("Roll", data, x._device, (x,), {"shifts": shifts, "axes": axes})
+
+
+@RegisterGradient("Roll", reads_outputs=False)
+def _roll_grad(op, dy):
+    return (_roll(dy, tuple(-s for s in op.attrs["shifts"]), op.attrs["axes"]),)
 
 
 # ---------------------------------------------------------------- flip, rot90

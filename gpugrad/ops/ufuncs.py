@@ -87,7 +87,8 @@ def _tan_grad(op, dy):
 
 
 def _tan_grad_cpu(y, dy, out=None):
-    return np.multiply(dy, ONE[y.dtype] + y * y, out=out)
+    # dy + (dy y) y: float16's y * y overflows at |y| > 256 where dy (1 + y^2) stays finite for a small dy
+    return np.add(dy, (dy * y) * y, out=out)
 
 
 def _tan_grad_grad(op, g):
@@ -97,7 +98,7 @@ def _tan_grad_grad(op, g):
 
 tan_grad = declare(
     globals(), name="tan_grad", op_type="TanGrad", inputs=("y", "dy"), forward="tan",
-    summary="Fused gradient of tan from its output y", math="dy * (1 + y * y)", generated=True,
+    summary="Fused gradient of tan from its output y", math="dy + dy * y * y", generated=True,
     cpu=_tan_grad_cpu, cost=CHEAP, reuses_dy=True, grad=_tan_grad_grad,
     check=Check({"y": Range(-5.0, 5.0)}),
     example=">>> gg.raw_ops.tan_grad(gg.tensor(2.0), gg.tensor(1.0)).item()\n5.0")
@@ -185,10 +186,12 @@ def arctan2(x1: TensorLike, x2: TensorLike) -> Tensor:
 
 @RegisterGradient("Atan2", reads_outputs=False)
 def _atan2_grad(op, dy):
-    # d/dx1 = x2 / (x1^2 + x2^2), d/dx2 = -x1 / (x1^2 + x2^2)
+    # d/dx1 = x2 / (x1^2 + x2^2), d/dx2 = -x1 / (x1^2 + x2^2), as (dy / r) (x2 / r) with r = hypot(x1, x2):
+    # no factor overflows where the result is finite (float16's x1^2 does at |x1| > 256)
     x1, x2 = op.inputs
-    scaled = dy / (x1 * x1 + x2 * x2)
-    return scaled * x2, -(scaled * x1)
+    r = hypot(x1, x2)
+    scaled = dy / r
+    return scaled * (x2 / r), -(scaled * (x1 / r))
 
 
 def hypot(x1: TensorLike, x2: TensorLike) -> Tensor:
@@ -355,7 +358,7 @@ def arcsinh(x: TensorLike) -> Tensor:
 @RegisterGradient("Asinh", reads_outputs=False)
 def _asinh_grad(op, dy):
     x = op.inputs[0]
-    return (dy / sqrt(x * x + 1.0),)
+    return (dy / hypot(x, 1.0),)  # sqrt(x^2 + 1) without float16's x^2 overflowing at |x| > 256
 
 
 def arccosh(x: TensorLike) -> Tensor:
@@ -372,7 +375,7 @@ def arccosh(x: TensorLike) -> Tensor:
 @RegisterGradient("Acosh", reads_outputs=False)
 def _acosh_grad(op, dy):
     x = op.inputs[0]
-    return (dy / sqrt(x * x - 1.0),)
+    return (dy / (sqrt(x - 1.0) * sqrt(x + 1.0)),)  # sqrt(x^2 - 1), no x^2 to overflow (float16 at x > 256)
 
 
 def arctanh(x: TensorLike) -> Tensor:
