@@ -191,8 +191,13 @@ def power(x: TensorLike, y: TensorLike) -> Tensor:
         if (kind.kind == "f" or kind.char == "E") or (y.__class__ is int and kind.kind in "iu"):
             return square(x)
     x, y = binary(x, y, "Pow")
+    xp = x._device.xp
+    # integers to negative integer powers are an error, as NumPy's (CuPy's power computes them, so a GPU
+    # would disagree with the CPU)
+    if xp is not np and x._data.dtype.kind in "iu" and y._data.dtype.kind in "iu" and bool((y._data < 0).any()):
+        raise binary_error("Pow", ValueError("Integers to negative integer powers are not allowed."), x, y)
     try:
-        return emit("Pow", x._device.xp.power(x._data, y._data), x._device, (x, y))
+        return emit("Pow", xp.power(x._data, y._data), x._device, (x, y))
     except (ValueError, TypeError) as e:
         raise binary_error("Pow", e, x, y) from None
 
