@@ -560,13 +560,16 @@ def _svd_grad(op, *grads):
             null, u, du = (u[..., :, k:], du[..., :, k:]), u[..., :, :k], du[..., :, :k]
         else:
             null, vh, dvh = (vh[..., k:, :], dvh[..., k:, :]), vh[..., :k, :], dvh[..., :k, :]
-        if not bool(a._device.xp.any(null[1]._data != 0)):
+        if (0 if m > n else 2) in op.filled:  # no gradient reached the factor: its null space is unused
             null = None
-        elif abs(m - n) > 1:
-            raise GradientError(f"the gradient of op 'Svd' with full_matrices=True of shape {a.shape}: the "
-                                f"{'columns of U' if m > n else 'rows of Vh'} past min(M, N) = {k} are not unique "
-                                f"(any basis of a {abs(m - n)}-dimensional null space), and the loss uses them, "
-                                f"as TensorFlow refuses; pass full_matrices=False")
+        elif abs(m - n) > 1:  # the null basis is arbitrary: only a loss that ignores it has a gradient
+            if not bool(a._device.xp.any(null[1]._data != 0)):
+                null = None
+            else:
+                raise GradientError(f"the gradient of op 'Svd' with full_matrices=True of shape {a.shape}: the "
+                                    f"{'columns of U' if m > n else 'rows of Vh'} past min(M, N) = {k} are not "
+                                    f"unique (any basis of a {abs(m - n)}-dimensional null space), and the loss uses "
+                                    f"them, as TensorFlow refuses; pass full_matrices=False")
     dv = _mT(dvh)
     # PyTorch's svd_backward: U [(skew(U^T dU) S + S skew(V^T dV)) / E + diag(dS)] V^T, E_jk = s_k^2 - s_j^2
     uu = matmul(u, du, transpose_a=True)
