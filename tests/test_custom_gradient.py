@@ -284,18 +284,23 @@ def test_custom_gradient_second_order_in_nested_tapes():
     np.testing.assert_allclose(d2y.numpy(), 6 * x0, rtol=1e-14)
 
 
-def test_custom_gradient_third_order():
-    x = gg.tensor(1.25, dtype=gg.float64)
+def _three_derivatives(f, x):
+    """The first three derivatives of elementwise ``f`` at ``x``, each from a tape nested in the next."""
     with gg.GradientTape() as t3:
         t3.watch(x)
         with gg.GradientTape() as t2:
             t2.watch(x)
             with gg.GradientTape() as t1:
                 t1.watch(x)
-                y = cube(x)
+                y = f(x)
             d1 = t1.gradient(y, x)
         d2 = t2.gradient(d1, x)
-    d3 = t3.gradient(d2, x)
+    return d1, d2, t3.gradient(d2, x)
+
+
+def test_custom_gradient_third_order():
+    x = gg.tensor(1.25, dtype=gg.float64)
+    d1, d2, d3 = _three_derivatives(cube, x)
     assert (d1.item(), d2.item(), d3.item()) == pytest.approx((3 * 1.25 ** 2, 6 * 1.25, 6.0), rel=1e-14)
 
 
@@ -438,16 +443,7 @@ def _sigmoid_derivatives(x):
 def test_readme_log1pexp_second_derivative_at_zero_is_a_quarter_and_third_is_its_derivative():
     x0 = np.array([0.0, 0.7, -1.3])
     x = gg.tensor(x0)
-    with gg.GradientTape() as t3:
-        t3.watch(x)
-        with gg.GradientTape() as t2:
-            t2.watch(x)
-            with gg.GradientTape() as t1:
-                t1.watch(x)
-                y = log1pexp(x)
-            d1 = t1.gradient(y, x)
-        d2 = t2.gradient(d1, x)
-    d3 = t3.gradient(d2, x)
+    d1, d2, d3 = _three_derivatives(log1pexp, x)
     expected = _sigmoid_derivatives(x0)
     assert d2.numpy()[0] == 0.25
     for got, want in zip((d1, d2, d3), expected):
