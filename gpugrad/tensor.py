@@ -888,10 +888,12 @@ def ensure_tensor(value: Any, like: Tensor | None = None) -> Tensor:
     """
     if isinstance(value, Tensor):
         return value
-    dev = like._device if like is not None else None
-    if like is not None and value.__class__ in _WEAK_CLASSES:  # NumPy 2's weak scalar (NEP 50), made on the host
+    if like is None:
+        return Tensor(value, None, None)
+    dev = like._device
+    if value.__class__ in _WEAK_CLASSES:  # NumPy 2's weak scalar (NEP 50), made on the host
         host = _dt.weak_array(value, like._data.dtype)  # so an int out of bounds raises OverflowError on any device
-        return Tensor._wrap(host if dev is CPU else dev.backend.asarray(host, None, dev.index), dev)  # type: ignore[union-attr]
+        return Tensor._wrap(host if dev is CPU else dev.backend.asarray(host, None, dev.index), dev)
     return Tensor(value, None, dev)
 
 

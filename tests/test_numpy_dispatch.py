@@ -6,11 +6,14 @@ on tensors: the result must be a tensor of NumPy's values, shape and dtype, and 
 match finite differences of the same expression. Every NumPy function and ufunc outside the tables
 must raise a TypeError naming it.
 """
+import doctest
+
 import numpy as np
 import pytest
 
 import gpugrad as gg
 from gpugrad._numpy import FUNCTIONS
+from gpugrad._numpy.methods import METHODS
 from gpugrad._numpy.ufuncs import ACCUMULATE, REDUCE, UFUNCS
 from tests.conftest import check, device_params, gradient_function, recorded_types
 
@@ -601,3 +604,14 @@ def test_a_gpugrad_op_puts_an_ndarray_operand_on_the_tensors_device(fn):
         got = fn(a, t)
     assert got.device == t.device
     np.testing.assert_allclose(got.numpy(), fn(a, gg.tensor(t.numpy())).numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, m in METHODS.items() if callable(m)))
+def test_every_ndarray_method_docstring_has_an_example_that_runs(name):
+    """The methods are made in a table (closures doctest does not find): their examples run here."""
+    doc = METHODS[name].__doc__
+    assert "Example:" in doc, name
+    test = doctest.DocTestParser().get_doctest(doc, {}, f"Tensor.{name}", None, 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    runner.run(test)
+    assert runner.failures == 0 and runner.tries > 0, name

@@ -17,6 +17,7 @@ rules, in order, for each argument the caller gave (an argument left at NumPy's 
 from __future__ import annotations
 
 import inspect
+from typing import Callable
 
 import numpy as np
 
@@ -60,7 +61,7 @@ def no_out(out):
 _SIGNATURES: dict = {}
 
 # NumPy's functions written in C, whose signature NumPy 1.26 does not expose (NumPy 2 does)
-_C_SIGNATURES = {
+_C_SIGNATURES: dict[str, Callable[..., None]] = {
     "concatenate": lambda arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind": None,
     "where": lambda condition, x=None, y=None, /: None,
     "dot": lambda a, b, out=None: None,

@@ -27,13 +27,16 @@ from .functions import FUNCTIONS
 from .ufuncs import UFUNCS
 
 
-def _via(np_func, doc):
+def _via(np_func, doc, example, result):
+    """ndarray's method as ``np_func(x, ...)`` through the function table; ``example`` (a call on
+    ``x = gg.tensor([[3.0, -1.0], [0.5, 2.0]])``) and its ``result`` make the docstring's example."""
     entry = FUNCTIONS[np_func]
 
     def method(self, *args, **kwargs):
         return entry(np_func, (self, *args), kwargs)
 
-    method.__doc__ = doc
+    method.__doc__ = (f"{doc}\n\nExample:\n    >>> import gpugrad as gg\n"
+                      f"    >>> x = gg.tensor([[3.0, -1.0], [0.5, 2.0]])\n    >>> {example}\n    {result}\n")
     return method
 
 
@@ -52,12 +55,24 @@ def _astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
 
 
 def _conj(self):
-    """``x.conj()``: ``x`` itself for real tensors (``np.conjugate``), recorded as an identity."""
+    """``x.conj()``: ``x`` itself for real tensors (``np.conjugate``), recorded as an identity.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.tensor([1.0, -2.0]).conj().tolist()
+        [1.0, -2.0]
+    """
     return UFUNCS[np.conjugate](self)
 
 
 def _to_device(self, device, /, *, stream=None):
-    """``x.to_device(device)``: the array API's name for :meth:`Tensor.to`."""
+    """``x.to_device(device)``: the array API's name for :meth:`Tensor.to`.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> gg.tensor([1.0]).to_device("cpu").device
+        'cpu'
+    """
     if stream is not None:
         raise TypeError("Tensor.to_device(stream=...): gpugrad orders work on the device's current stream")
     return self.to(device)
@@ -68,21 +83,34 @@ def _immutable(name, instead):
         raise TypeError(f"Tensor.{name}() would change the tensor in place, as ndarray.{name} does, and gpugrad "
                         f"tensors are immutable; use {instead}, which returns a new tensor")
     method.__name__ = name
-    method.__doc__ = f"Refused: ``ndarray.{name}`` works in place; use {instead}."
+    method.__doc__ = (f"Refused: ``ndarray.{name}`` works in place; use {instead}.\n\nExample:\n"
+                      f"    >>> import gpugrad as gg\n    >>> gg.tensor([1.0]).{name}()\n"
+                      f"    Traceback (most recent call last):\n    ...\n"
+                      f"    TypeError: Tensor.{name}() would change the tensor in place, ...\n")
     return method
 
 
 METHODS = {
-    "clip": _via(np.clip, "``x.clip(min=None, max=None)``: ``np.clip`` of ``x``, differentiable."),
-    "round": _via(np.round, "``x.round(decimals=0)``: ``np.round`` of ``x``."),
-    "trace": _via(np.trace, "``x.trace(offset=0, axis1=0, axis2=1, dtype=None)``: ``np.trace`` of ``x``."),
-    "dot": _via(np.dot, "``x.dot(b)``: ``np.dot(x, b)``, differentiable."),
-    "cumsum": _via(np.cumsum, "``x.cumsum(axis=None, dtype=None)``: ``np.cumsum`` of ``x``."),
-    "cumprod": _via(np.cumprod, "``x.cumprod(axis=None, dtype=None)``: ``np.cumprod`` of ``x``."),
-    "take": _via(np.take, "``x.take(indices, axis=None)``: ``np.take`` of ``x``, differentiable."),
-    "argsort": _via(np.argsort, "``x.argsort(axis=-1)``: ``np.argsort`` of ``x`` (int64, no gradient)."),
-    "flatten": _via(np.ravel, "``x.flatten(order='C')``: ``x``'s elements in one dimension (``np.ravel``)."),
-    "copy": _via(np.copy, "``x.copy()``: a new tensor with ``x``'s values (``np.copy``), recorded."),
+    "clip": _via(np.clip, "``x.clip(min=None, max=None)``: ``np.clip`` of ``x``, differentiable.",
+                  "x.clip(max=1.0).tolist()", "[[1.0, -1.0], [0.5, 1.0]]"),
+    "round": _via(np.round, "``x.round(decimals=0)``: ``np.round`` of ``x``.", "x.round().tolist()",
+                   "[[3.0, -1.0], [0.0, 2.0]]"),
+    "trace": _via(np.trace, "``x.trace(offset=0, axis1=0, axis2=1, dtype=None)``: ``np.trace`` of ``x``.",
+                   "x.trace().item()", "5.0"),
+    "dot": _via(np.dot, "``x.dot(b)``: ``np.dot(x, b)``, differentiable.", "x.dot(gg.tensor([1.0, 1.0])).tolist()",
+                 "[2.0, 2.5]"),
+    "cumsum": _via(np.cumsum, "``x.cumsum(axis=None, dtype=None)``: ``np.cumsum`` of ``x``.", "x.cumsum().tolist()",
+                    "[3.0, 2.0, 2.5, 4.5]"),
+    "cumprod": _via(np.cumprod, "``x.cumprod(axis=None, dtype=None)``: ``np.cumprod`` of ``x``.",
+                     "x.cumprod(axis=1).tolist()", "[[3.0, -3.0], [0.5, 1.0]]"),
+    "take": _via(np.take, "``x.take(indices, axis=None)``: ``np.take`` of ``x``, differentiable.",
+                  "x.take([3, 0]).tolist()", "[2.0, 3.0]"),
+    "argsort": _via(np.argsort, "``x.argsort(axis=-1)``: ``np.argsort`` of ``x`` (int64, no gradient).",
+                     "x.argsort().tolist()", "[[1, 0], [0, 1]]"),
+    "flatten": _via(np.ravel, "``x.flatten(order='C')``: ``x``'s elements in one dimension (``np.ravel``).",
+                     "x.flatten().tolist()", "[3.0, -1.0, 0.5, 2.0]"),
+    "copy": _via(np.copy, "``x.copy()``: a new tensor with ``x``'s values (``np.copy``), recorded.",
+                  "x.copy().tolist()", "[[3.0, -1.0], [0.5, 2.0]]"),
     "astype": _astype, "conj": _conj, "conjugate": _conj, "to_device": _to_device,
     "real": property(lambda self: self, doc="The real part: the tensor itself (gpugrad tensors are real)."),
     "imag": property(lambda self: FUNCTIONS[np.imag](np.imag, (self,), {}),

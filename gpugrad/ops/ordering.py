@@ -193,7 +193,7 @@ def roll(x: TensorLike, shift: int | Sequence[int], axis: Axis = None) -> Tensor
     shifts = _host_ints(shift, "Roll", "shifts")
     if axis is None:  # the flattened array rolled by the shifts' sum, as NumPy
         n = x.size
-        total = {None: int(shifts.sum()) % n if n else 0}
+        total: dict = {None: int(shifts.sum()) % n if n else 0}
     else:
         axes = _host_ints(axis, "Roll", "axes")
         try:
