@@ -267,6 +267,8 @@ ALL_CASES = FUNCTION_CASES + UFUNC_CASES + METHOD_CASES
 @pytest.mark.parametrize("case", ALL_CASES, ids=[case.id for case in ALL_CASES])
 def test_numpy_on_tensors_gives_numpys_values_as_tensors(case):
     want = case.fn(*case.inputs)
+    if case.id in ("linalg.eig", "linalg.eigvals") and np.iscomplexobj(want) and not np.imag(want).any():
+        want = np.real(want)  # NumPy 2.5's eig is complex for real eigenvalues too; gg.linalg.eig keeps 2.4's real
     got = case.fn(*tensors(case.inputs))
     if case.plain:
         assert got == want and type(got) is type(want)

@@ -88,7 +88,8 @@ def select(mask, a, b):
         return np.where(mask, a, b)
     u = UINT_OF[a.dtype]
     bb = b.view(u)
-    return np.bitwise_xor(bb, np.bitwise_xor(a.view(u), bb) * mask, out=...).view(a.dtype)
+    # np.asarray: an array for 0-d operands too (a ufunc gives a scalar there; out=... needs NumPy 2.3)
+    return np.asarray(np.bitwise_xor(bb, np.bitwise_xor(a.view(u), bb) * mask)).view(a.dtype)
 
 
 def select_or_zero(mask, a, out=None):
@@ -124,8 +125,8 @@ def split_by_mask(mask, a):
         return np.where(mask, a, zero), np.where(mask, zero, a)
     u = UINT_OF[a.dtype]
     bits = a.view(u)
-    first = np.multiply(bits, mask, out=...)
-    return first.view(a.dtype), np.bitwise_xor(bits, first, out=...).view(a.dtype)
+    first = np.asarray(np.multiply(bits, mask))
+    return first.view(a.dtype), np.asarray(np.bitwise_xor(bits, first)).view(a.dtype)
 
 
 _ZERO_ROW = 8192  # elements: long rows amortize maximum's per-row start

@@ -337,7 +337,7 @@ def _softsign_grad(op, dy):
 
 
 def _softsign_grad_cpu(x, dy, out=None):
-    denominator = np.add(ONE[x.dtype], np.abs(x), out=...)  # an array, 0-d ones included
+    denominator = np.asarray(np.add(ONE[x.dtype], np.abs(x)))  # an array, 0-d ones included (out=... needs NumPy 2.3)
     np.multiply(denominator, denominator, out=denominator)
     return np.divide(dy, denominator, out=out)
 

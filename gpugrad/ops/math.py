@@ -346,7 +346,7 @@ def _cbrt_grad(op, dy):
 
 
 def _cbrt_grad_cpu(y, dy, out=None):
-    square = np.multiply(y, y, out=...)  # an array, 0-d ones included
+    square = np.asarray(np.multiply(y, y))  # an array, 0-d ones included (out=... needs NumPy 2.3)
     return np.divide(dy, np.multiply(square, host_scalar(3.0, square), out=square), out=out)
 
 

@@ -25,6 +25,7 @@ import math as _math
 
 import numpy as np
 
+from .. import _dtypes as _dt
 from ..backend.cpu_fast import CHEAP, COSTLY
 from ..errors import DTypeError
 from ..registry import RegisterGradient
@@ -220,7 +221,14 @@ def sinc(x: TensorLike) -> Tensor:
         >>> gg.sinc(gg.tensor([0.0, 0.5], dtype="float64")).numpy().round(6).tolist()
         [1.0, 0.63662]
     """
-    return _unary_op("Sinc", np.sinc, x)
+    x = unary(x)
+    try:
+        data = elementwise(np.sinc, x._data, x._device)
+    except TypeError as e:
+        raise DTypeError(f"op 'Sinc' cannot take {x.dtype} (shape {x.shape}): {e}") from None
+    if data.dtype != x._data.dtype and _dt.inexact(x._data.dtype):  # NumPy 2.2's sinc lifts bfloat16 to float32
+        data = data.astype(x._data.dtype)
+    return emit("Sinc", data, x._device, (x,))
 
 
 _SINC_SERIES = 1e-2  # below it the Taylor series of sinc' (cos(pi x) - sinc(x)) / x cancels less
