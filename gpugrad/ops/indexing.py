@@ -103,16 +103,18 @@ def _advanced_key(x, key):
             raise DTypeError(f"op 'GetItem': {k!r} cannot index a tensor; use ints, slices, ..., None, "
                              f"or integer or boolean arrays")
     on_gpu = device is not CPU
-    axes = _axes_indexed(out, x.ndim) if on_gpu else None
+    # CuPy wraps out-of-range indices, and NumPy < 2.3 only warns where x is empty: checked here for both
+    checked = on_gpu or x.size == 0
+    axes = _axes_indexed(out, x.ndim) if checked else None
     accumulate, final = False, []
     for i, k in enumerate(out):
         if isinstance(k, tuple):  # an index array and whether it is on the host
             a, host = k
             is_int = a.dtype.kind != "b"
             accumulate = accumulate or (is_int and a.size > 1)
+            if checked and is_int and axes[i] < x.ndim:
+                _check_range("GetItem", a, x.shape[axes[i]], axes[i], x.shape)
             if on_gpu:
-                if is_int and axes[i] < x.ndim:
-                    _check_range("GetItem", a, x.shape[axes[i]], axes[i], x.shape)
                 a = _to_device(a, host, device)
             k = a
         final.append(k)
@@ -247,8 +249,10 @@ def _gather(op_type, params, indices, axis):
     idx, host = _index_array(op_type, indices, dev)
     if idx.dtype.kind == "b":
         raise DTypeError(f"op {op_type!r} takes integer indices, not booleans")
-    if dev is not CPU:
+    # CuPy wraps out-of-range indices; NumPy < 2.3 only warns where x[idx] (axis 0) of an empty x is empty
+    if dev is not CPU or (params.size == 0 and axis == 0):
         _check_range(op_type, idx, params.shape[axis], axis, params.shape)
+    if dev is not CPU:
         idx = _to_device(idx, host, dev)
     try:  # x[idx] is quicker than take for axis 0
         data = params._data[idx] if axis == 0 else dev.xp.take(params._data, idx, axis=axis)

@@ -215,6 +215,14 @@ def take_along_axis(a, indices, axis):
     return a[tuple(fancy)]
 
 
+def _count_nonzero(a, axis=None):
+    """CuPy's count_nonzero: a 0-d intp array without an axis (NumPy 2.2's returns a Python int, 2.3's an intp)."""
+    return _np.asarray(_np.count_nonzero(a, axis=axis), dtype=_np.intp)
+
+
+count_nonzero = _strict(_count_nonzero, "count_nonzero")
+
+
 _cache = {}
 
 
