@@ -304,21 +304,11 @@ def test_custom_gradient_third_order():
     assert (d1.item(), d2.item(), d3.item()) == pytest.approx((3 * 1.25 ** 2, 6 * 1.25, 6.0), rel=1e-14)
 
 
-@gg.custom_gradient
-def softplus(x):
-    e = gg.exp(x)
-
-    def grad(dy):
-        return dy * (1.0 - 1.0 / (1.0 + e))
-
-    return gg.log(1.0 + e), grad
-
-
 def test_custom_gradient_matches_finite_differences():
     from gpugrad.gradient_checker import compute_gradient, max_error
 
     x = gg.tensor(np.array([-2.0, -0.3, 0.4, 1.7]))
-    theoretical, numerical = compute_gradient(softplus, [x], delta=1e-6)
+    theoretical, numerical = compute_gradient(log1pexp, [x], delta=1e-6)
     assert max_error(theoretical, numerical) < 1e-8
 
 
@@ -400,7 +390,6 @@ def _both_outputs(a, b):
 # logexp is log1pexp, test_reference_cycles' and test_errors' double is double.
 SECOND_ORDER_TABLE = [
     ("log1pexp (README)", log1pexp, [(-2.0, 3.0, (4,))]),
-    ("softplus", softplus, [(-2.0, 3.0, (4,))]),
     ("tanh_from_its_output", tanh_from_its_output, [(-1.5, 1.5, (3,))]),
     ("product_and_ratio", _both_outputs, [(0.5, 2.0, (3,)), (0.5, 2.0, (3,))]),
     ("cube", cube, [(-2.0, 2.0, (3,))]),
