@@ -33,6 +33,8 @@ from .ops import add, cast, ones_like, sum_to, zeros_like
 from ._recorder import INPUTS, OUTPUTS, FreedOutputs, Op, active_tapes
 from .registry import gradient_rule
 from .tensor import Tensor, ensure_tensor
+from ._tracing import declare
+from ._tracing import state as _trace_state
 
 from ._donation import DONATE_MIN_SIZE
 from . import _dtypes as _dt
@@ -165,6 +167,7 @@ def _sweep(on_path, grads, source_ids, reached, anomaly_cell):
     freed = FreedOutputs()  # op.outputs of a rule declared not to read them
     # donation needs exact reference counts and no tape of this thread recording the sweep
     donate_min = DONATE_MIN_SIZE if _donation.donating and not active_tapes() else sys.maxsize
+    tracing = _trace_state.active  # non-empty while a gg.function traces: each rule call is declared to it
     while on_path:
         rec = next_record()
         if anomaly_cell is not None:
@@ -202,15 +205,16 @@ def _sweep(on_path, grads, source_ids, reached, anomaly_cell):
                         and getrefcount(dy) == 2 and getrefcount(dy._data) == 2 and dy._data.base is None):
                     _donation.lent[0] = dy._data
                     try:
-                        in_grads = rule(op, dy)
+                        in_grads = rule(op, dy) if not tracing else _declared_call(rule, (op, dy))
                     finally:
                         _donation.lent[0] = None
                 else:
-                    in_grads = rule(op, dy)
+                    in_grads = rule(op, dy) if not tracing else _declared_call(rule, (op, dy))
             else:
-                in_grads = rule(op, *out_grads)
+                in_grads = rule(op, *out_grads) if not tracing else _declared_call(rule, (op, *out_grads))
         else:
-            in_grads = backward_fn(dy) if out_grads is None else backward_fn(*out_grads)
+            dys = (dy,) if out_grads is None else out_grads
+            in_grads = backward_fn(*dys) if not tracing else _declared_call(backward_fn, dys)
             if in_grads is None or isinstance(in_grads, Tensor):
                 in_grads = (in_grads,)
         if len(in_grads) != len(inputs):
@@ -235,6 +239,12 @@ def _sweep(on_path, grads, source_ids, reached, anomaly_cell):
             prev = peek(key)
             grads[key] = g if prev is None else add(prev, g)
         t = g = gd = td = prev = dy = out_grads = in_grads = None  # hold nothing into the next op
+
+
+def _declared_call(fn, args):
+    """Call gradient rule or custom backward ``fn`` as a root of kind OP (:mod:`gpugrad._tracing.declare`):
+    a trace takes the call as one step and replays it by calling the very function again."""
+    return _trace_state.call_root(fn, declare.OP, args, {})
 
 
 def _unbroadcast(grad, t, op_type):

@@ -6,6 +6,7 @@ from . import _nest as nest
 from .errors import GradientError, GradientUsageError
 from ._recorder import active_tapes, record
 from .tensor import Tensor, ensure_tensor
+from ._tracing import state as tracing_state
 
 
 def record_operation(op_type, outputs, inputs, backward_fn=None):
@@ -103,6 +104,9 @@ def custom_gradient(f):
                 f"a 'variables' keyword and return (input_grads, variable_grads)")
         # fresh ids for the tape; a Variable's live array is copied, so a later assign cannot change y
         outs = tuple(Tensor._wrap(t._data if t.__class__ is Tensor else t._data.copy(), t._device) for t in flat_y)
+        if tracing_state.active:
+            for out, t in zip(outs, flat_y):
+                tracing_state.made_outside_ops(out, t)
         backward = _backward_fn(f.__name__, grad_fn, inputs, variables)
         record(outs, inputs + tuple(variables), f"CustomGradient:{f.__name__}", {}, backward)
         return nest.pack_like(y, outs) if isinstance(y, (list, tuple, dict)) else outs[0]

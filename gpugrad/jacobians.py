@@ -27,6 +27,7 @@ from .ops import reshape, stack, zeros_like
 from ._sweep import backward, records_on_paths
 from .tensor import Tensor
 from . import _dtypes as _dt
+from ._tracing import declare
 
 
 def jacobian(tape, target, sources, unconnected_gradients="none"):
@@ -160,6 +161,7 @@ def _fill(s_rows, source):
     return filled
 
 
+@declare.root(declare.SHAPE)
 def _one_hot(target, row):
     """Zeros of ``target``'s shape and dtype with a 1 at flat index ``row``: one row's seed."""
     one_hot = target._device.xp.zeros(target.size, dtype=target.dtype)
@@ -167,6 +169,7 @@ def _one_hot(target, row):
     return Tensor._wrap(one_hot.reshape(target.shape), target._device)
 
 
+@declare.root(declare.SHAPE)
 def _one_hot_columns(target, column, batch, per_entry):
     """Zeros of ``target``'s shape with a 1 at entry ``column`` of every batch row: one column's seed."""
     one_hot = target._device.xp.zeros((batch, per_entry), dtype=target.dtype)
@@ -174,6 +177,7 @@ def _one_hot_columns(target, column, batch, per_entry):
     return Tensor._wrap(one_hot.reshape(target.shape), target._device)
 
 
+@declare.root(declare.SHAPE)
 def _zeros(source, shape):
     xp = source._device.xp
     return Tensor._wrap(xp.zeros(shape, dtype=source.dtype), source._device)

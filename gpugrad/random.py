@@ -22,6 +22,7 @@ import numpy as np
 from .backend import CPU, get_device
 from .tensor import Tensor
 from . import _dtypes as _dt
+from ._tracing import declare
 
 __all__ = ['Generator', 'seed', 'default_generator', 'uniform', 'normal', 'integers', 'permutation',
            'as_generator', 'get_state', 'set_state']
@@ -151,6 +152,7 @@ class Generator:
                 a = getattr(stream, gpu_method)(shape, dtype=draw)
         return a if a.dtype == dtype else a.astype(dtype)
 
+    @declare.root(declare.HOST, effects="draws from the generator")
     def uniform(self, shape, low=0.0, high=1.0, dtype=None, device=None):
         """A tensor of floats drawn uniformly from [low, high) (float32 unless ``dtype`` says).
 
@@ -167,6 +169,7 @@ class Generator:
             a += a.dtype.type(low)
         return Tensor._wrap(a, dev)
 
+    @declare.root(declare.HOST, effects="draws from the generator")
     def normal(self, shape, mean=0.0, std=1.0, dtype=None, device=None):
         """A tensor of normally distributed floats (float32 unless ``dtype`` says).
 
@@ -184,6 +187,7 @@ class Generator:
             a += a.dtype.type(mean)
         return Tensor._wrap(a, dev)
 
+    @declare.root(declare.HOST, effects="draws from the generator")
     def integers(self, low, high, shape, dtype=np.int64, device=None):
         """A tensor of ints drawn uniformly from [low, high).
 
@@ -201,6 +205,7 @@ class Generator:
                 a = stream.randint(low, high, size=_shape(shape), dtype=dtype)
         return Tensor._wrap(a, dev)
 
+    @declare.root(declare.REFUSED)
     def permutation(self, n):
         """A NumPy array holding a random order of ``range(n)`` (drawn on the CPU, for shuffling).
 
@@ -279,6 +284,7 @@ def as_generator(seed_or_generator):
     return Generator(seed_or_generator)
 
 
+@declare.root(declare.HOST, effects="draws from the generator")
 def uniform(shape, low=0.0, high=1.0, dtype=None, device=None):
     """Uniform floats from the global generator; see :meth:`Generator.uniform`.
 
@@ -290,6 +296,7 @@ def uniform(shape, low=0.0, high=1.0, dtype=None, device=None):
     return _default.uniform(shape, low, high, dtype, device)
 
 
+@declare.root(declare.HOST, effects="draws from the generator")
 def normal(shape, mean=0.0, std=1.0, dtype=None, device=None):
     """Normal floats from the global generator; see :meth:`Generator.normal`.
 
@@ -301,6 +308,7 @@ def normal(shape, mean=0.0, std=1.0, dtype=None, device=None):
     return _default.normal(shape, mean, std, dtype, device)
 
 
+@declare.root(declare.HOST, effects="draws from the generator")
 def integers(low, high, shape, dtype=np.int64, device=None):
     """Ints in [low, high) from the global generator; see :meth:`Generator.integers`.
 
@@ -312,6 +320,7 @@ def integers(low, high, shape, dtype=np.int64, device=None):
     return _default.integers(low, high, shape, dtype, device)
 
 
+@declare.root(declare.REFUSED)
 def permutation(n):
     """A random order of ``range(n)`` from the global generator, as a NumPy array.
 

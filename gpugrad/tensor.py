@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
 
+from ._tracing import declare
 from ._tracing import state as _trace
 from .backend import CPU, get_device
 from .errors import DeviceError, DTypeError, ShapeError
@@ -307,6 +308,8 @@ class Tensor:
         dev = get_device(device)
         self._data = _owned_array(data, dtype, dev)  # a copy: later writes into `data` do not show
         self._device = dev
+        if _trace.active:
+            _trace.made_outside_ops(self, data)
 
     @classmethod
     def _wrap(cls, data: Any, device: Device) -> Tensor:
@@ -703,6 +706,7 @@ class Variable(Tensor):
         array = self._device.backend.to_numpy(self._data)
         return array.copy() if array is self._data else array
 
+    @declare.root(declare.HOST, effects="writes the variable")
     def assign(self, value: TensorLike) -> Variable:
         """Set the value in place; returns the variable."""
         operand = self._operand(value, "assign")
@@ -711,30 +715,38 @@ class Variable(Tensor):
         self._version += 1
         return self
 
+    @declare.root(declare.HOST, effects="writes the variable")
     def assign_add(self, delta: TensorLike) -> Variable:
         """Add ``delta`` in place; returns the variable."""
         return self._update("add", delta, "assign_add")
 
+    @declare.root(declare.HOST, effects="writes the variable")
     def assign_sub(self, delta: TensorLike) -> Variable:
         """Subtract ``delta`` in place; returns the variable."""
         return self._update("subtract", delta, "assign_sub")
 
     # ``w op= x`` updates w in place (Python would otherwise rebind w to a new constant Tensor)
+    @declare.root(declare.HOST, effects="writes the variable")
     def __iadd__(self, other: TensorLike) -> Variable:
         return self._update("add", other, "+=")
 
+    @declare.root(declare.HOST, effects="writes the variable")
     def __isub__(self, other: TensorLike) -> Variable:
         return self._update("subtract", other, "-=")
 
+    @declare.root(declare.HOST, effects="writes the variable")
     def __imul__(self, other: TensorLike) -> Variable:
         return self._update("multiply", other, "*=")
 
+    @declare.root(declare.HOST, effects="writes the variable")
     def __itruediv__(self, other: TensorLike) -> Variable:
         return self._update("true_divide", other, "/=")
 
+    @declare.root(declare.HOST, effects="writes the variable")
     def __ipow__(self, other: TensorLike) -> Variable:
         return self._update("power", other, "**=")
 
+    @declare.root(declare.HOST, effects="writes the variable")
     def __imatmul__(self, other: TensorLike) -> Variable:
         matrix = self._as_operand(other, "@=")
         if isinstance(matrix, _NUMBERS):
@@ -775,6 +787,7 @@ class Variable(Tensor):
 _NUMBERS = (bool, int, float, complex)  # Python numbers (NumPy's float64 scalar is a float too)
 
 
+@declare.root()
 def tensor(data: Any, dtype: DTypeLike = None, device: DeviceLike = None) -> Tensor:
     """A constant :class:`Tensor` holding a copy of ``data``; a tape follows it only after ``tape.watch``.
 
@@ -799,6 +812,7 @@ def tensor(data: Any, dtype: DTypeLike = None, device: DeviceLike = None) -> Ten
     return Tensor(data, dtype, device)
 
 
+@declare.root()
 def from_numpy(array: np.ndarray) -> Tensor:
     """A CPU tensor that shares memory with NumPy ``array``: no copy (PyTorch's ``torch.from_numpy``).
 
@@ -824,6 +838,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor._wrap(_numeric(array.view(np.ndarray) if type(array) is not np.ndarray else array), CPU)
 
 
+@declare.root()
 def from_dlpack(obj: Any) -> Tensor:
     """A tensor sharing memory with ``obj``, any DLPack producer (NumPy, CuPy, PyTorch, JAX), no copy.
 
@@ -850,6 +865,7 @@ def from_dlpack(obj: Any) -> Tensor:
     return Tensor._wrap(dev.backend.from_dlpack(obj, index), dev)
 
 
+@declare.root()
 def as_tensor(data: Any, dtype: DTypeLike = None, device: DeviceLike = None) -> Tensor:
     """``data`` as a tensor, sharing its memory when it can (PyTorch's ``torch.as_tensor``).
 
@@ -878,6 +894,7 @@ def as_tensor(data: Any, dtype: DTypeLike = None, device: DeviceLike = None) -> 
     return Tensor(data, dtype, dev)
 
 
+@declare.root()
 def ensure_tensor(value: Any, like: Tensor | None = None) -> Tensor:
     """``value`` itself if it is a Tensor, else a new tensor (a copy, as :func:`tensor`) on ``like``'s device.
 

@@ -48,13 +48,17 @@ What a trace follows, and what it does not (as ``tf.function``):
   argument outside gpugrad's ops (``np.mean(a)``, ``a * 2``, ``a[0]``) raises the same way; views
   of it (slices, reshapes, ``.T``) and gpugrad ops on it are traced.
 - A variable may be created on the first trace only; creating one on a later trace raises.
-- Work the capture cannot replay exactly (an op that raised and was caught, an array made
-  outside gpugrad's ops, an argument that is another library's array) makes that signature run
-  eagerly, every call, with the reason in :meth:`Function.diagnostics` and one warning. A replay
-  that meets an array unlike its trace's raises :class:`gpugrad.TraceError`, never copies it in.
-- Called while a GradientTape of the thread records, or under ``gg.detect_anomaly()``, the
-  function runs eagerly, so the tape sees every op; so it does, with one warning, while a
-  profiler holds ``sys.setprofile`` (cProfile), the hook a trace uses.
+- The capture sees the work of the functions gpugrad declares (:mod:`gpugrad._tracing.declare`: every
+  op, gradient rule, custom gradient's backward, variable update, optimizer update, random draw and
+  clipping) in the tracing thread; it uses no interpreter hook, so a profiler or debugger changes
+  nothing. Work it cannot replay exactly (an op that raised and was caught, an op run in another
+  thread on traced data, a tensor made outside gpugrad's ops, an argument that is another library's
+  array, a generator or coroutine function) makes that signature run eagerly, every call, with the
+  reason in :meth:`Function.diagnostics` and one warning. A replay that meets an array unlike its
+  trace's raises :class:`gpugrad.TraceError`, never copies it in.
+- Called while a GradientTape of the thread records, inside another function's trace in the same
+  thread, or under ``gg.detect_anomaly()``, the function runs eagerly, so the tape sees every op.
+  A trace in one thread leaves the functions other threads call alone.
 
 Example:
     >>> import gpugrad as gg
@@ -71,7 +75,7 @@ Example:
 import collections
 import functools
 import random
-import sys
+import inspect
 import threading
 import warnings
 
@@ -165,7 +169,6 @@ class Function:
         self._traces = collections.OrderedDict()  # signature -> _Trace
         self._lock = threading.RLock()
         self.trace_count = 0
-        self._warned_profiler = False
         self._guard_retraces = 0
         functools.update_wrapper(self, fn)
 
@@ -210,8 +213,8 @@ class Function:
     def __call__(self, *args, **kwargs):
         # the common call in few Python steps: a replay's arithmetic leaves the interpreter's code cold,
         # and every call made here costs a few microseconds then
-        if _thread_stack() or state.active or anomaly._state.depth or sys.getprofile() is not None:
-            return self._eagerly(args, kwargs)
+        if _thread_stack() or (state.active and state.current() is not None) or anomaly._state.depth:
+            return self._fn(*args, **kwargs)  # a tape records, an outer trace captures, or anomaly mode
         flat = args if not kwargs and not any(a.__class__ in _CONTAINERS for a in args) \
             else nest.flatten([list(args), kwargs])
         arrays, first, parts, aliases = [], {}, [], []
@@ -250,15 +253,6 @@ class Function:
                 return self._fn(*args, **kwargs)
             return trace.plan.run(arrays)
 
-    def _eagerly(self, args, kwargs):
-        """Run the function op by op: a tape records, an outer trace captures, anomaly mode, or a profiler."""
-        if sys.getprofile() is not None and not (_thread_stack() or state.active) and not self._warned_profiler:
-            self._warned_profiler = True
-            warnings.warn(f"gg.function({getattr(self._fn, '__name__', 'fn')}) runs eagerly while a profiler "
-                          f"(sys.setprofile: cProfile, ...) is active: tracing needs that hook",
-                          RuntimeWarning, stacklevel=3)
-        return self._fn(*args, **kwargs)
-
     def _guard_failed(self, trace):
         """What made ``trace`` stale; warns once when guards have made this function trace again 5 times
         (as ``tf.function`` warns of frequent retracing)."""
@@ -274,11 +268,13 @@ class Function:
         return why
 
     def _trace(self, signature, args, kwargs, flat, why=None):
+        reason = _lazy_body(self._fn)
         foreign = next((x for x in flat if not isinstance(x, Tensor) and x.__class__ is not np.ndarray
                         and _foreign_array(x)), None)
         if foreign is not None:
             reason = (f"an argument is a {type(foreign).__module__}.{type(foreign).__name__}, whose data a replay "
                       f"cannot feed; pass a gpugrad tensor (gg.as_tensor shares its memory) or a NumPy array")
+        if reason is not None:
             self.trace_count += 1
             self._store(signature, _Trace(None, reason))
             warnings.warn(f"gg.function({getattr(self._fn, '__name__', 'fn')}) runs eagerly for this signature: "
@@ -303,6 +299,9 @@ class Function:
             before = _host_random_state()
             with capture:
                 result = self._fn(*t_args, **t_kwargs)
+            if _lazy_result(result):
+                raise Untraceable(f"it returned a {type(result).__name__}, whose body runs after the call returns, "
+                                  f"outside the trace")
             if _host_random_state() != before:
                 raise Untraceable("the function draws from NumPy's or Python's global random generator, whose "
                                   "values a replay would repeat; draw with gg.random (replayed) or pass them in")
@@ -328,6 +327,24 @@ class Function:
 
     def __repr__(self):
         return f"<gg.function {getattr(self._fn, '__qualname__', self._fn)!r}, {self.trace_count} traces>"
+
+
+def _lazy_body(fn):
+    """Why ``fn`` cannot be traced, when its body runs after the call returns (a generator or coroutine
+    function, as ``tf.function`` refuses them); else None."""
+    target = getattr(fn, "func", fn)  # a functools.partial's function
+    for test, what in ((inspect.isgeneratorfunction, "a generator function"),
+                       (inspect.iscoroutinefunction, "a coroutine (async def) function"),
+                       (inspect.isasyncgenfunction, "an async generator function")):
+        if test(target) or test(getattr(target, "__call__", None)):
+            return (f"it is {what}, whose body runs when its result is iterated or awaited, after the call "
+                    f"returns and outside any trace")
+    return None
+
+
+def _lazy_result(result):
+    """Whether ``result`` is a generator, coroutine or other awaitable: work that runs after the call."""
+    return inspect.isgenerator(result) or inspect.isawaitable(result) or inspect.isasyncgen(result)
 
 
 def _host_random_state():

@@ -1,9 +1,10 @@
 """Running a function once while capturing its array work as steps over buffers.
 
-A :class:`Capture` runs the traced function with a profile hook (``sys.setprofile``, in the
-tracing thread only) that sees every call of a *root* (:mod:`.roots`) made from outside any
-other root. Each such call runs as usual; a collecting recording (one that follows every
-tensor) notes the ops it emits. When it returns it becomes a step:
+A :class:`Capture` runs the traced function in its thread. Every *root* (a function declared
+through :mod:`.declare`: an op, a gradient rule, a variable update, ...) called from outside any
+other root hands its call to the capture (:meth:`Capture.call_root`), which runs it as usual while
+a collecting recording (one that follows every tensor) notes the ops it emits. When it returns it
+becomes a step:
 
 - folded: an op with no traced input, or one of ``ones_like``'s kind: its results are constants;
 - kernel steps: an op whose every emitted op has a replay kernel (:mod:`.kernels`) and reads only
@@ -17,10 +18,11 @@ so a call step replays with the very argument objects it was traced with, and a 
 is prebound to the very arrays. Variables are read and written where they live.
 
 What a trace cannot follow is refused with the reason (:class:`Untraceable`, and then the
-function runs eagerly), or, for the user's own code, raised as a TraceError naming the line:
-a traced tensor read on the host outside an op.
+function runs eagerly): a root that raised (a caught error), a root run in another thread on
+data the trace follows, a tensor made outside the roots that a later root reads. For the user's
+own code it is raised as a TraceError naming the line: a traced tensor read on the host outside
+an op. (The line is found by walking the stack, for the message only.)
 """
-import dis
 import os
 import sys
 import threading
@@ -31,10 +33,9 @@ from .. import _nest as nest
 from .._recorder import ATTRS, INPUTS, OUTPUTS, TYPE, Op, Recording, pop_tape, push_tape
 from ..errors import TraceError
 from ..tensor import Tensor, Variable
-from . import kernels, roots, state
+from . import declare, kernels, state
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_RETURNS = {dis.opmap[name] for name in ("RETURN_VALUE", "RETURN_CONST") if name in dis.opmap}
 
 
 class Untraceable(Exception):
@@ -165,13 +166,13 @@ _NUMPY = os.path.dirname(os.path.abspath(np.__file__))
 
 def _check_numpy_use(what):
     """TraceError when the calling thread's trace runs NumPy on a NumPy argument outside gpugrad's ops."""
-    for capture in state.active:
-        if capture.thread == threading.get_ident() and capture._root is None:
-            raise TraceError(
-                f"{what} of a NumPy argument inside a gg.function at {_numpy_line()}: a replay feeds each call's "
-                f"array by value into the trace, and NumPy work on it outside gpugrad's ops runs at the trace only. "
-                f"Compute with gpugrad ops (they take NumPy arrays), do it before the call and pass the result, "
-                f"or run this function eagerly")
+    capture = state.current()
+    if capture is not None and capture._root is None:
+        raise TraceError(
+            f"{what} of a NumPy argument inside a gg.function at {_numpy_line()}: a replay feeds each call's "
+            f"array by value into the trace, and NumPy work on it outside gpugrad's ops runs at the trace only. "
+            f"Compute with gpugrad ops (they take NumPy arrays), do it before the call and pass the result, "
+            f"or run this function eagerly")
 
 
 class TracedArray(np.ndarray):
@@ -289,9 +290,8 @@ class Capture:
         self._dynamic = None  # what declared an output shape from data inside the root now running
         self._host_read = False  # whether the root now running read a tensor on the host
         self.thread = threading.get_ident()
-        self._root = None  # (frame, fn, kind, args, kwargs, recording, stack) of the root now running
-        self._birth_codes = (Tensor._wrap.__func__.__code__, Tensor._adopt.__func__.__code__)
-        self._previous_profile = None
+        self._root = None  # (function, arguments, keywords) of the root now running
+        self._token = None
 
     # --- inputs and lookups ------------------------------------------------------
     def input(self, t):
@@ -340,8 +340,6 @@ class Capture:
         return id(t) in self.tensors or self.known_array(t._data)
 
     def check_host_read(self, t, what):
-        if self.thread != threading.get_ident():
-            return
         if self._root is not None:  # an op reads a value on the host: only calling it again replays that
             self._host_read = True
             return
@@ -358,15 +356,13 @@ class Capture:
         ``deciders`` (may be empty: then it does) hold those values. It replays only when every decider
         is a constant the root was given: one of its arguments, not traced (a value made inside the root
         may come from traced data)."""
-        if self.thread != threading.get_ident():
-            return
         if self._root is None:
             self._refuse(Untraceable(f"{what} at {user_line(3)}: the output's shape depends on the data"))
             return
         if self._dynamic is not None:
             return
         if deciders:
-            given = {id(x) for x in _argument_leaves(self._root[3], self._root[4])}
+            given = {id(x) for x in _argument_leaves(self._root[1], self._root[2])}
             if all(id(d) in given and not self._holds_traced(d) for d in deciders):
                 return
         self._dynamic = f"{what} at {user_line(3)}"
@@ -379,16 +375,15 @@ class Capture:
 
     def note_host_read(self):
         """An op reads array values on the host (:func:`.state.reads_host_values`)."""
-        if self.thread == threading.get_ident() and self._root is not None:
+        if self._root is not None:
             self._host_read = True
 
     def note_module(self, module):
         """A Module is called while tracing: the replay guards its attributes (:mod:`.guards`)."""
-        if self.thread == threading.get_ident():
-            self.modules[id(module)] = module
+        self.modules[id(module)] = module
 
     def check_new_variable(self):
-        if self.thread == threading.get_ident() and self._root is None and not self.allow_new_variables:
+        if self._root is None and not self.allow_new_variables:
             raise TraceError(
                 f"a Variable created inside a gg.function on a later trace, at {user_line(3)}: a function may "
                 f"create variables on its first trace only (as tf.function), since a replay does not run the "
@@ -417,76 +412,81 @@ class Capture:
         if line is not None:
             raise Untraceable(f"an array made outside gpugrad's ops at {line} is read by a later op")
 
-    # --- the hook --------------------------------------------------------------------
+    # --- the roots ------------------------------------------------------------------
     def __enter__(self):
-        roots.table()
-        self._previous_profile = sys.getprofile()
-        state.active.append(self)
-        sys.setprofile(self._profile)
+        self._token = state.begin(self)
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        sys.setprofile(self._previous_profile)
-        state.active.remove(self)
-        if self._root is not None:  # an exception left a root: take its recording off the stack
-            frame, fn, kind, args, kwargs, rec, stack = self._root
-            self._root = None
-            pop_tape(rec, stack)
+        state.end(self, self._token)
         if exc_type is None and self.refusal is not None:
             raise self.refusal
         return False
 
-    def _profile(self, frame, event, arg):
-        if event == "call":
-            if self._root is None:
-                entry = roots.table().get(frame.f_code)
-                if entry is not None:
-                    self._enter(frame, entry)
-        elif event == "return":
-            root = self._root
-            if root is not None:
-                if frame is root[0]:
-                    self._leave(frame, arg)
-            elif frame.f_code in self._birth_codes and isinstance(arg, Tensor):
-                a = arg._data
-                if id(a) in self.buffers:  # a new tensor of a buffer (custom_gradient's outputs): it follows the buffer
-                    self._add_tensor(arg)
-                    self.keep.append(arg)
-                elif not self.known_array(a):
-                    self.births[id(a)] = f"{frame.f_back.f_code.co_filename}:{frame.f_back.f_lineno}"
-                    self.keep.append(a)
-
-    def _enter(self, frame, entry):
-        kind, functions = entry
-        fn = roots.function_of(frame, functions)
-        if fn is None:
-            self._refuse(Untraceable(f"cannot tell which {frame.f_code.co_name} runs at {user_line(3)}"))
-            return
-        if kind == roots.REFUSED:
-            self._refuse(TraceError(
-                f"{fn.__qualname__} inside a gg.function at {user_line(3)} returns host data, which a trace would "
-                f"freeze at its first values; draw it outside the function and pass it in as an argument"))
-        args, kwargs = roots.call_arguments(frame, fn)
-        args = [_op_snapshot(a) if isinstance(a, Op) else a for a in args]  # the sweep refills its one Op
+    def call_root(self, fn, kind, args, kwargs):
+        """Run declared root ``fn`` (:mod:`.declare`) of ``kind`` as the function called it, and make its call
+        a step: from outside any other root only; inside one, it is part of that root's work."""
+        if self._root is not None:
+            return fn(*args, **kwargs)
+        name = getattr(fn, "__qualname__", repr(fn))
+        if kind == declare.REFUSED:
+            error = TraceError(f"{name} inside a gg.function at {user_line(3)} returns host data, which a trace "
+                               f"would freeze at its first values; draw it outside the function and pass it in "
+                               f"as an argument")
+            self._refuse(error)
+            raise error
+        stored = tuple(_op_snapshot(a) if isinstance(a, Op) else a for a in args)  # the sweep refills its one Op
         rec = collecting_recording()
         stack = push_tape(rec)
         self._dynamic, self._host_read = None, False
-        self._root = (frame, fn, kind, args, kwargs, rec, stack)
+        self._root = (fn, stored, kwargs)
+        try:
+            result = fn(*args, **kwargs)
+        except BaseException:
+            self._refuse(Untraceable(f"{name} raised inside the traced function at {user_line(3)}; a trace that "
+                                     f"catches an op's error follows the data, not the code"))
+            raise
+        finally:
+            self._root = None
+            pop_tape(rec, stack)
+        if self.refusal is None:
+            try:
+                self._make_step(fn, kind, stored, kwargs, result, rec.ops)
+            except (Untraceable, TraceError) as e:
+                self._refuse(e)
+        return result
 
-    def _leave(self, frame, result):
-        _, fn, kind, args, kwargs, rec, stack = self._root
-        self._root = None
-        pop_tape(rec, stack)
-        if frame.f_code.co_code[frame.f_lasti] not in _RETURNS:
-            self._refuse(Untraceable(f"{fn.__qualname__} raised inside the traced function at {user_line(3)}; a "
-                                     f"trace that catches an op's error follows the data, not the code"))
-            return
+    def note_foreign_call(self, fn, args, kwargs):
+        """Root ``fn`` runs in a thread that does not trace: if it reads data this trace follows, its work is
+        outside the capture, and this signature runs eagerly."""
         if self.refusal is not None:
             return
-        try:
-            self._make_step(fn, kind, args, kwargs, result, rec.ops)
-        except (Untraceable, TraceError) as e:
-            self._refuse(e)
+        for x in _argument_leaves(args, kwargs):
+            if isinstance(x, Variable):
+                seen = id(x) in self.variables
+            elif isinstance(x, Tensor):
+                seen = self.is_traced(x)
+            else:
+                seen = _is_array(x) and self.known_array(x)
+            if seen:
+                self._refuse(Untraceable(
+                    f"{getattr(fn, '__qualname__', fn)} ran in another thread on data the trace follows, at "
+                    f"{user_line(4)}: a trace captures the tracing thread's work only; run the helper's ops in "
+                    f"the traced function's thread, or run this function eagerly"))
+                return
+
+    def note_made(self, t, source):
+        """Tensor ``t`` made from ``source`` outside the ops (:func:`.state.made_outside_ops`): it follows a
+        buffer it wraps; when it copied traced data, an op that reads it cannot replay."""
+        if self._root is not None or isinstance(t, Variable):
+            return
+        a = t._data
+        if self.known_array(a):
+            self._add_tensor(t)
+            self.keep.append(t)
+        elif self._holds_traced(source):
+            self.births[id(a)] = user_line(4)
+            self.keep.append(a)
 
     def _refuse(self, error):
         if self.refusal is None:
@@ -499,12 +499,12 @@ class Capture:
         for x in leaves:
             if self._traced_leaf(x):
                 traced = True
-        if kind == roots.SHAPE or (kind == roots.OP and not traced):
+        if kind == declare.SHAPE or (kind == declare.OP and not traced):
             return  # a constant
         if self._dynamic is not None:
             raise Untraceable(f"{self._dynamic} gives an output whose shape depends on the values of traced data, "
                               f"which a replay of the traced shape cannot follow")
-        if kind == roots.OP and not self._host_read and self._kernel_steps(records, result, leaves):
+        if kind == declare.OP and not self._host_read and self._kernel_steps(records, result, leaves):
             return
         self._call_step(fn, kind, args, kwargs, result, records)
 
@@ -583,11 +583,11 @@ class Capture:
                 continue
             a = leaf._data
             if id(leaf) in self.tensors:
-                if kind == roots.HOST:
+                if kind == declare.HOST:
                     raise Untraceable(f"{fn.__qualname__} returned a tensor it was given, which a replay cannot follow")
                 continue  # an op that returns its input as it is, every time
             if self.known_array(a):
-                if kind == roots.HOST:  # its result may be a view or a copy from call to call: a buffer of its own
+                if kind == declare.HOST:  # its result may be a view or a copy from call to call: a buffer of its own
                     a = leaf._data = a.copy()
                 else:
                     self.viewed.add(id(_root_array(a)))

@@ -28,7 +28,7 @@ from ..backend import CPU
 from ..errors import TraceError
 from ..optimizers.optimizer import Optimizer
 from ..tensor import Tensor
-from . import graphs, kernels
+from . import declare, graphs, kernels
 from .capture import CallStep, KernelStep, _root_array, collecting_recording, same_layout
 
 
@@ -152,7 +152,7 @@ def compile_plan(capture, result):
     steps = capture.steps
     moved, last_read = _share_buffers(capture, steps, returned)
     for i, s in enumerate(steps):
-        if isinstance(s, CallStep) and s.fn is Optimizer._apply_pairs:
+        if isinstance(s, CallStep) and s.fn is declare.undeclared(Optimizer._apply_pairs):
             s.args = (s.args[0], [(g, v, _dead_after(g._data, i, last_read, returned, capture)) for g, v, _ in s.args[1]])
     for t in capture.tensors.values():  # the trace's tensors follow their arrays into shared buffers
         target = moved.get(id(t._data))

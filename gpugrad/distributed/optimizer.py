@@ -37,6 +37,7 @@ from .collectives import agree, describe, divide_by_size
 from .communicators import communicator_for
 from .world import DistributedError, world
 from .. import _dtypes as _dt
+from .._tracing import declare
 
 BUCKET_BYTES = 25 * 1024 * 1024  # PyTorch DDP's default bucket_cap_mb
 _NOT_YET = object()  # a gradient the sweep has not finished
@@ -160,6 +161,7 @@ def _described(pairs):
     return slots, labels, descriptions
 
 
+@declare.root(declare.HOST, effects="sums the gradients over the ranks")
 def average_gradients(grads_and_vars, bucket_bytes=BUCKET_BYTES):
     """``[(averaged grad, var), ...]``: each gradient averaged over the ranks, bucket by bucket (None stays None).
 

@@ -18,6 +18,7 @@ from ..errors import DeviceError, DTypeError, GradientError, ShapeError
 from .._recorder import _thread_stack, emit, emit_many  # noqa: F401 - re-exported for op modules
 from ..tensor import Tensor, Variable, ensure_tensor
 from .. import _dtypes as _dt
+from .._tracing import declare
 
 if TYPE_CHECKING:
     from .._typing import TensorLike
@@ -207,20 +208,29 @@ def elementwise(ufunc, data, device, cost=COSTLY):
 
 
 def public_ops(module_globals: dict[str, Any], not_ops: tuple[str, ...] = ()) -> list[str]:
-    """The public ops of an op module: the functions defined in it (or declared by it) without a leading ``_``.
+    """The public ops of an op module: the functions defined in it (or declared by it) without a leading ``_``,
+    each declared a root for ``gg.function``'s capture (:mod:`gpugrad._tracing.declare`) where it is.
 
     An op module ends with ``__all__ = public_ops(globals())``; a helper that is not an op starts
-    with ``_``, or, when other modules use it, is named in ``not_ops``.
+    with ``_``, or, when other modules use it, is named in ``not_ops``. An op is pure (kind ``OP``)
+    unless its definition declares otherwise (``@declare.root(declare.HOST, effects=...)`` on
+    ``dropout`` and ``batch_norm``, ``declare.SHAPE`` on ``ones_like``).
 
     Example:
         >>> from gpugrad.ops import math
-        >>> math.__all__[:3]
-        ['square', 'square_grad', 'sqrt']
+        >>> from gpugrad._tracing import declare
+        >>> math.__all__[:3], declare.kind_of(math.square)
+        (['square', 'square_grad', 'sqrt'], 'op')
     """
     name = module_globals["__name__"]
-    return [k for k, v in module_globals.items()
-            if not k.startswith("_") and k not in not_ops and callable(v)
-            and getattr(v, "__module__", None) == name and not isinstance(v, type)]
+    names = [k for k, v in module_globals.items()
+             if not k.startswith("_") and k not in not_ops and callable(v)
+             and getattr(v, "__module__", None) == name and not isinstance(v, type)]
+    made: dict[int, Any] = {}  # an alias (radians = deg2rad) stays the same function
+    for k in names:
+        v = module_globals[k]
+        module_globals[k] = made.setdefault(id(v), declare.declared(v))
+    return names
 
 
 def unaliased(x, data):

@@ -23,6 +23,7 @@ from .base import public_ops, unary, zeros_of
 from .arithmetic import add, multiply, subtract, where
 from .control import cast
 from .shape import broadcast_to, reshape
+from .._tracing import declare
 
 if TYPE_CHECKING:
     from .._typing import DTypeLike, DeviceLike, Shape, TensorLike
@@ -96,6 +97,7 @@ def _filled(value, shape, dtype, device, name):
     return broadcast_to(value, (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape))
 
 
+@declare.root(declare.SHAPE)
 def zeros_like(x: TensorLike) -> Tensor:
     """Zeros with ``x``'s shape, dtype and device.
 
@@ -107,6 +109,7 @@ def zeros_like(x: TensorLike) -> Tensor:
     return zeros_of(x)
 
 
+@declare.root(declare.SHAPE)
 def ones_like(x: TensorLike) -> Tensor:
     """Ones with ``x``'s shape, dtype and device.
 
@@ -120,6 +123,7 @@ def ones_like(x: TensorLike) -> Tensor:
     return Tensor._wrap(xp.asarray(1, d.dtype) if d.ndim == 0 else xp.ones(d.shape, d.dtype), x._device)
 
 
+@declare.root(declare.SHAPE)
 def full_like(x: TensorLike, fill_value: float | Tensor, dtype: DTypeLike = None, shape: Shape | None = None) -> Tensor:
     """A tensor of ``x``'s shape (or ``shape``), dtype (or ``dtype``) and device filled with ``fill_value``.
 

@@ -41,6 +41,7 @@ from .._donation import lent, take
 from ..backend import CPU, cpu_fast, kernel_source
 from ..registry import RegisterGradient
 from ..tensor import Tensor
+from .._tracing import declare as _capture
 from .base import broadcast_error, emit, emit_many, same_device, unary
 
 __all__ = ["HotGradient", "Range", "Check", "declare", "HOT_GRADIENTS", "TRANSCENDENTAL", "unfused_ops"]
@@ -232,7 +233,7 @@ def declare(module_globals: dict[str, Any], **fields: Any) -> Callable[..., Any]
     if h.reuses_dy and (h.cost is None or len(h.outputs) != 1):
         raise ValueError(f"hot gradient {h.name!r}: reuses_dy needs a one-output formula with out= (a cost class)")
     RegisterGradient(h.op_type, reads_outputs=h.grad_reads_outputs)(h.grad)
-    fn = _public_function(h, module_globals)
+    fn = _capture.declared(_public_function(h, module_globals))  # an op for gg.function's capture
     object.__setattr__(h, "function", fn)  # frozen for users; set once here
     HOT_GRADIENTS[h.name] = h
     return fn

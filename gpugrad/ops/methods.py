@@ -9,6 +9,7 @@ out=None)``) get one thin wrapper that takes those keywords.
 import numpy as np
 
 from ..tensor import Tensor
+from .._tracing import declare
 
 # the reduction methods np.<name>(t) calls, and whether NumPy passes them dtype=
 NUMPY_REDUCTIONS = {"sum": True, "mean": True, "prod": True, "var": True, "std": True,
@@ -90,9 +91,16 @@ def install(modules):
         "__eq__": _comparison("equal"), "__ne__": _comparison("not_equal"),
     }
     for name, fn in operators.items():
-        setattr(Tensor, name, fn)
+        setattr(Tensor, name, _declared(fn))
     for module in modules:
         for name, fn in getattr(module, "TENSOR_METHODS", {}).items():
             if name in NUMPY_REDUCTIONS:
                 fn = _numpy_reduction(fn, name, NUMPY_REDUCTIONS[name])
-            setattr(Tensor, name, fn)
+            setattr(Tensor, name, _declared(fn))
+
+
+def _declared(fn):
+    """Method or property ``fn`` declared an op for ``gg.function``'s capture (:mod:`gpugrad._tracing.declare`)."""
+    if isinstance(fn, property):
+        return property(declare.declared(fn.fget), doc=fn.__doc__)
+    return declare.declared(fn)

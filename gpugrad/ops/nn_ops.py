@@ -27,6 +27,7 @@ from .reductions import group_size, mean, sum
 from .shape import reshape
 from .. import random as _random
 from .. import _dtypes as _dt
+from .._tracing import declare
 
 if TYPE_CHECKING:
     from .._typing import Shape, TensorLike
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 # ---------------------------------------------------------------- dropout
 
 
+@declare.root(declare.HOST, effects="draws its mask from the generator")
 def dropout(x: TensorLike, rate: float, training: bool = True, seed: int | None = None) -> Tensor:
     """Zero each element of ``x`` with probability ``rate``, scaling the rest by ``1 / (1 - rate)``.
 
@@ -212,6 +214,7 @@ def _update(stat, data, new):
         data[...] = new
 
 
+@declare.root(declare.HOST, effects="writes the running statistics in training")
 def batch_norm(x: TensorLike, running_mean: TensorLike, running_var: TensorLike, weight: TensorLike | None = None, bias: TensorLike | None = None, training: bool = True, momentum: float = 0.1,
                eps: float = 1e-5) -> Tensor:
     """Batch normalisation of ``x`` (N, C, ...) per channel C, then scale ``weight`` and shift ``bias`` (C,).

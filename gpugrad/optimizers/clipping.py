@@ -21,6 +21,7 @@ import numpy as np
 
 from ..backend import CPU
 from ..tensor import Tensor, ensure_tensor
+from .._tracing import declare
 
 __all__ = ["clip_by_global_norm", "clip_by_norm", "global_norm"]
 
@@ -57,6 +58,7 @@ def _global_norm(tensors):
     return np.sqrt(np.float64(sum(float(total) for total in by_device.values()))), CPU
 
 
+@declare.root(declare.HOST, effects="reads the gradients a replay gives it")
 def global_norm(tensors: Iterable[Tensor | None]) -> Tensor:
     """``sqrt(sum of every element squared)`` over a list of tensors (``None`` skipped), a 0-d tensor.
 
@@ -78,6 +80,7 @@ def _scaled(t, scale):
     return Tensor._wrap((a * factor).astype(a.dtype, copy=False), t._device)
 
 
+@declare.root(declare.HOST, effects="returns its input as it is below the norm")
 def clip_by_global_norm(grads: Sequence[Tensor | None], max_norm: float) -> tuple[list[Tensor | None], Tensor]:
     """Scale every gradient by ``max_norm / max(global_norm, max_norm)``; returns ``(clipped, global_norm)``.
 
@@ -109,6 +112,7 @@ def clip_by_global_norm(grads: Sequence[Tensor | None], max_norm: float) -> tupl
     return [None if g is None else _scaled(g, scale) for g in grads], norm_tensor
 
 
+@declare.root(declare.HOST, effects="returns its input as it is below the norm")
 def clip_by_norm(t: Tensor, max_norm: float) -> Tensor:
     """``t`` scaled by ``max_norm / max(norm(t), max_norm)``: its L2 norm at most ``max_norm``.
 

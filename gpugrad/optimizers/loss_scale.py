@@ -37,6 +37,7 @@ import numpy as np
 
 from ..tensor import Tensor, Variable
 from .optimizer import Optimizer
+from .._tracing import declare
 
 __all__ = ["LossScaleOptimizer"]
 
@@ -209,6 +210,7 @@ class LossScaleOptimizer(Optimizer):
         return losses[0]
 
     # --- the step: one host step that gg.function replays whole -----------------------------------
+    @declare.root(declare.HOST, effects="updates the variables, the slots and the loss scale")
     def _apply_pairs(self, pairs, scaled=False):
         """Unscale (when ``scaled``), check every gradient in one reduction, then update the scale and
         apply or skip; the wrapped optimizer counts only an applied step, this one every step."""

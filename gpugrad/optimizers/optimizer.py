@@ -35,6 +35,7 @@ from .. import _dtypes as _dt
 from ..tape import GradientTape
 from ..tensor import Tensor, Variable, ensure_tensor
 from .clipping import _check_max_norm, clip_by_global_norm
+from .._tracing import declare
 
 if TYPE_CHECKING:
     from typing import TypeAlias
@@ -332,6 +333,7 @@ class Optimizer:
             raise _duplicate_error(self.name, [v for _, v, _ in pairs], "grads_and_vars")
         self._apply_pairs(pairs)
 
+    @declare.root(declare.HOST, effects="updates the variables and the slots")
     def _apply_pairs(self, pairs):
         """Clip, then update each variable of ``pairs`` ``(grad, var, free)`` (checked, none None); one step.
 
