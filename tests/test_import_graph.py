@@ -129,6 +129,18 @@ def test_imports_a_type_checker_alone_reads_are_no_edge():
     assert imported == {"b", "c", "d"}
 
 
+def test_the_ops_reach_the_tracing_machinery_only_through_what_they_declare_to_it():
+    # gg.function's machinery looks the ops' replay declarations up (gpugrad/ops/replay.py), never the other
+    # way: an op module imports of gpugrad._tracing at most what it declares through (declare: its roots; state: dynamic shapes,
+    # host reads), anywhere in its source
+    graph = import_graph()
+    allowed = {"gpugrad._tracing", "gpugrad._tracing.state", "gpugrad._tracing.declare"}
+    found = {m: sorted(t for t in targets if t.startswith("gpugrad._tracing") and t not in allowed)
+             for m, targets in graph.items() if m.startswith("gpugrad.ops")}
+    assert {m: t for m, t in found.items() if t} == {}
+    assert "gpugrad.ops.replay" in graph["gpugrad._tracing.kernels"]
+
+
 # --------------------------------------------------------------------------- tests share code through conftest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

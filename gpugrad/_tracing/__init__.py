@@ -4,7 +4,7 @@
   updates, the optimizers' update, the random draws), and how each is replayed.
 - :mod:`.capture`: runs the traced function once, with a profile hook that sees each call of a
   root from outside any other, and turns each into a step over buffers.
-- :mod:`.kernels`: the ops a step may replay as one prebound array call into its output buffer.
+- :mod:`.kernels`: looks up the replay kernels the op modules declare (:mod:`gpugrad.ops.replay`).
 - :mod:`.plan`: the steps compiled into a list of prebound calls; buffers shared by liveness.
 - :mod:`.graphs`: on a GPU, runs of kernel steps captured as CUDA Graphs.
 

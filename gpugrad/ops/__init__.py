@@ -7,8 +7,10 @@ gelu), ``shape``, ``reductions``, ``indexing``, ``linalg``, ``losses``,
 ``pool``, ``nn_ops`` (dropout, embedding, layer_norm, batch_norm). Each ends with
 ``__all__ = public_ops(globals())`` (its functions without a leading ``_``) and lists its
 Tensor methods in ``TENSOR_METHODS``; ``hot`` holds the declarations of the hot
-gradients (:data:`~gpugrad.ops.hot.HOT_GRADIENTS`). Importing this package registers
-every gradient and installs the operators and methods on :class:`gpugrad.Tensor`.
+gradients (:data:`~gpugrad.ops.hot.HOT_GRADIENTS`); ``replay`` the registry in which each op module
+declares, beside a forward, how its op type replays under ``gg.function`` (a kernel into prebound
+buffers, or called again). Importing this package registers every gradient and replay and installs the
+operators and methods on :class:`gpugrad.Tensor`.
 """
 from typing import TYPE_CHECKING
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import functools
+
 import numpy as np
 
 from ..backend import cpu_fast
@@ -19,6 +21,7 @@ from ..registry import RegisterGradient
 from ..tensor import Tensor
 from .arithmetic import abs, multiply, sign, where  # noqa: A004 - NumPy's name
 from .base import CPU, ONE, constant_arg, elementwise, emit, public_ops, unary, zeros_of
+from . import replay
 from .hot import TRANSCENDENTAL, Check, Range, declare
 from .. import _dtypes as _dt
 
@@ -59,6 +62,9 @@ def tanh(x: TensorLike) -> Tensor:
         x = unary(x)
     data = elementwise(np.tanh, x._data, x._device)
     return emit("Tanh", data, x._device, (x,))
+
+
+replay.ufunc("Tanh", "tanh", COSTLY)
 
 
 @RegisterGradient("Tanh", donates_dy=True)
@@ -165,6 +171,17 @@ def relu(x: TensorLike) -> Tensor:
     """
     x = unary(x)
     return emit("Relu", relu_array(x._device, x._data), x._device, (x,))
+
+
+@replay.replays("Relu", graph_safe=replay.float_graph_safe)
+def _relu_replay(inputs, attrs, outputs, device):
+    # relu_array's calls for float arrays, prebound
+    if len(outputs) != 1 or not replay.floats_of_one_dtype(inputs, outputs):
+        return None
+    (x,), out = inputs, outputs[0]
+    if device is CPU:
+        return functools.partial(cpu_fast.run, cpu_fast.relu, (x,), CHEAP, out)
+    return functools.partial(device.xp.maximum, x, 0, out=out)
 
 
 @RegisterGradient("Relu", donates_dy=True)

@@ -22,6 +22,7 @@ from ..tensor import Tensor
 from ..backend import cpu_fast
 from ..backend.cpu_fast import CHEAP
 from .base import CPU, ONE, ZERO, binary, binary_error, emit, public_ops, unary, zeros_of
+from . import replay
 from .hot import TRANSCENDENTAL, Check, Range, declare
 from .math import log, reciprocal, square
 
@@ -48,6 +49,9 @@ def add(x: TensorLike, y: TensorLike) -> Tensor:
         raise binary_error("Add", e, x, y) from None
 
 
+replay.ufunc("Add", "add")  # x + y on float arrays of one dtype is np.add
+
+
 @RegisterGradient("Add", reads_outputs=False)
 def _add_grad(op, dy):
     return dy, dy
@@ -69,6 +73,9 @@ def subtract(x: TensorLike, y: TensorLike) -> Tensor:
         raise binary_error("Sub", e, x, y) from None
 
 
+replay.ufunc("Sub", "subtract")
+
+
 @RegisterGradient("Sub", reads_outputs=False)
 def _sub_grad(op, dy):
     return dy, (negative(dy) if op.needs_grad[1] else None)
@@ -84,6 +91,9 @@ def negative(x: TensorLike) -> Tensor:
     """
     x = unary(x)
     return emit("Neg", -x._data, x._device, (x,))
+
+
+replay.ufunc("Neg", "negative")
 
 
 @RegisterGradient("Neg", reads_outputs=False)
@@ -110,6 +120,9 @@ def multiply(x: TensorLike, y: TensorLike) -> Tensor:
         raise binary_error("Mul", e, x, y) from None
 
 
+replay.ufunc("Mul", "multiply")
+
+
 @RegisterGradient("Mul", reads_outputs=False)
 def _mul_grad(op, dy):
     x, y = op.inputs
@@ -131,6 +144,9 @@ def divide(x: TensorLike, y: TensorLike) -> Tensor:
         return emit("Div", x._data / y._data, x._device, (x, y))
     except (ValueError, TypeError) as e:
         raise binary_error("Div", e, x, y) from None
+
+
+replay.ufunc("Div", "true_divide")
 
 
 @RegisterGradient("Div", reads_outputs=False)
@@ -200,6 +216,9 @@ def power(x: TensorLike, y: TensorLike) -> Tensor:
         return emit("Pow", xp.power(x._data, y._data), x._device, (x, y))
     except (ValueError, TypeError) as e:
         raise binary_error("Pow", e, x, y) from None
+
+
+replay.ufunc("Pow", "power")
 
 
 @RegisterGradient("Pow", reads_outputs=False)
@@ -328,6 +347,9 @@ def abs(x: TensorLike) -> Tensor:  # noqa: A001 - NumPy's name
     """
     x = unary(x)
     return emit("Abs", x._device.xp.abs(x._data), x._device, (x,))
+
+
+replay.ufunc("Abs", "absolute")
 
 
 @RegisterGradient("Abs", reads_outputs=False, donates_dy=True)

@@ -88,6 +88,23 @@ class _ScalarByDtype(dict):
 ONE = _ScalarByDtype(1)
 ZERO = _ScalarByDtype(0)
 
+
+def is_constant(a) -> bool:
+    """Whether array ``a`` is one of the ops' cached 0-d constants (:func:`scalar_tensor`, :func:`host_scalar`,
+    :data:`ONE`, :data:`ZERO`): the same array, and value, every call.
+
+    Example:
+        >>> import numpy as np
+        >>> is_constant(ONE[np.dtype(np.float32)]), is_constant(np.asarray(1.0, np.float32))
+        (True, False)
+    """
+    if getattr(a, "ndim", 1) != 0:
+        return False
+    return any(t._data is a for t in _scalar_tensors.values()) or \
+        any(c is a for c in _host_scalars.values()) or \
+        any(c is a for table in (ONE, ZERO) for c in table.values())
+
+
 def _int_operand(value, like, ufunc):
     """Python int ``value`` next to tensor ``like`` in ``ufunc``: in the dtype NumPy 2's loop takes
     it in (``np.arctan2(int8_array, 1000)`` computes in float16, ``np.logical_and`` in bool), or None

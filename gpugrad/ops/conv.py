@@ -30,7 +30,7 @@ from ..errors import DTypeError, ShapeError
 from .. import mixed_precision as _mp
 from ..registry import RegisterGradient
 from ..tensor import Tensor
-from . import _autocast
+from . import _autocast, replay
 from .base import emit, public_ops, same_device, unary
 from .reductions import sum as reduce_sum
 from .. import _dtypes as _dt
@@ -297,6 +297,21 @@ def conv2d(x: TensorLike, w: TensorLike, b: TensorLike | None = None, stride: in
     return emit("Conv2D", out, dev, inputs, {"geom": geom})
 
 
+@replay.replays("Conv2D")
+def _conv2d_replay(inputs, attrs, outputs, device):
+    x, w = inputs[0], inputs[1]
+    b = inputs[2].reshape(-1, 1, 1) if len(inputs) == 3 else None
+    geom, out, xp = attrs["geom"], outputs[0], device.xp
+    if not out.flags.c_contiguous:
+        return None
+
+    def run():
+        _conv_forward(xp, x, w, geom, out=out)
+        if b is not None:
+            xp.add(out, b, out=out)  # as conv2d adds it to its fresh array
+    return run
+
+
 def _conv_geometry(op_type, x_shape, w_shape, stride, padding, dilation, groups):
     """The checked :class:`Geometry` of a convolution of shapes ``x_shape`` and ``w_shape``."""
     if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)) or groups < 1:
@@ -361,6 +376,13 @@ def conv2d_backprop_input(dy: TensorLike, w: TensorLike, x_shape: Shape, geom: A
     return emit("Conv2DBackpropInput", data, dev, (dy, w), {"geom": geom, "x_shape": x_shape})
 
 
+@replay.replays("Conv2DBackpropInput")
+def _conv2d_backprop_input_replay(inputs, attrs, outputs, device):
+    (dy, w), out, xp = inputs, outputs[0], device.xp
+    geom, x_shape = attrs["geom"], attrs["x_shape"]
+    return lambda: replay.into(out, _backprop_input(xp, dy, w, x_shape, geom, out=out))
+
+
 @RegisterGradient("Conv2DBackpropInput", reads_outputs=False)
 def _conv2d_backprop_input_grad(op, g):
     # out = Bi(dy, w):  d/ddy = C(g, w),  d/dw = Bf(g, dy)
@@ -391,6 +413,13 @@ def conv2d_backprop_filter(x: TensorLike, dy: TensorLike, w_shape: Shape, geom: 
     _check_dy("Conv2DBackpropFilter", dy, x.shape, w_shape, geom)
     data = _backprop_filter(dev.xp, x._data, dy._data, w_shape, geom)
     return emit("Conv2DBackpropFilter", data, dev, (x, dy), {"geom": geom, "w_shape": w_shape})
+
+
+@replay.replays("Conv2DBackpropFilter")
+def _conv2d_backprop_filter_replay(inputs, attrs, outputs, device):
+    (x, dy), out, xp = inputs, outputs[0], device.xp
+    geom, w_shape = attrs["geom"], attrs["w_shape"]
+    return lambda: replay.into(out, _backprop_filter(xp, x, dy, w_shape, geom, out=out))
 
 
 @RegisterGradient("Conv2DBackpropFilter", reads_outputs=False)

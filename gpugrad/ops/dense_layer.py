@@ -16,7 +16,7 @@ from ..errors import DTypeError, ShapeError
 from .. import mixed_precision as _mp
 from ..registry import RegisterGradient
 from ..tensor import Tensor
-from . import _autocast
+from . import _autocast, replay
 from .activations import relu_array, sigmoid_array
 from .base import emit, public_ops, same_device, unary
 from .hot import HOT_GRADIENTS
@@ -104,6 +104,23 @@ def dense_array(dev, x, kernel, bias, activation, out=None):
     elif activation == "sigmoid":
         out = sigmoid_array(dev, out)
     return out
+
+
+def _dense_graph_safe(inputs, attrs, outputs):
+    # sigmoid_array makes arrays of its own; relu and tanh go in place
+    return (attrs is None or attrs["activation"] in ("relu", "tanh")) and replay.floats_of_one_dtype(inputs, outputs)
+
+
+@replay.replays("Dense", graph_safe=_dense_graph_safe)
+def _dense_replay(inputs, attrs, outputs, device):
+    # dense_array into the output (operands of its dtype: the product is not narrowed into a fresh array)
+    x, kernel = inputs[0], inputs[1]
+    bias = inputs[2] if len(inputs) == 3 else None
+    activation = None if attrs is None else attrs["activation"]
+    out = outputs[0]
+    if x.dtype != kernel.dtype or x.dtype != out.dtype:
+        return None
+    return lambda: replay.into(out, dense_array(device, x, kernel, bias, activation, out=out))
 
 
 @RegisterGradient("Dense")

@@ -17,8 +17,10 @@ it. Its declaration says everything about it in one place:
 - ``check``: the inputs the kernel check draws, and its tolerance.
 
 :func:`declare` makes the public function (in the caller's module, so it is in
-that module's ops and in ``gg.raw_ops``), registers the gradient and the
-generated kernel, and adds the declaration to :data:`HOT_GRADIENTS`, from which
+that module's ops and in ``gg.raw_ops``), registers the gradient, the
+generated kernel and the replay (:mod:`.replay`: ``cpu`` on the CPU, the fused
+kernel on a GPU, into ``gg.function``'s buffers), and adds the declaration to
+:data:`HOT_GRADIENTS`, from which
 the kernel check's cases, the benchmarks, the fuzz and thread tests and the
 completeness tests take their lists.
 
@@ -33,15 +35,19 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import linecache
 import types
 from typing import Any, Callable, Optional
+
+import numpy as np
 
 from .._donation import lent, take
 from ..backend import CPU, cpu_fast, kernel_source
 from ..registry import RegisterGradient
 from ..tensor import Tensor
 from .._tracing import declare as _capture
+from . import replay
 from .base import broadcast_error, emit, emit_many, same_device, unary
 
 __all__ = ["HotGradient", "Range", "Check", "declare", "HOT_GRADIENTS", "TRANSCENDENTAL", "unfused_ops"]
@@ -176,6 +182,28 @@ def _run(h, tensors, params):
     return emit_many(h.op_type, data, dev, tensors, params)
 
 
+def _replay_kernel(h, inputs, attrs, outputs, device):
+    """Hot gradient ``h``'s replay (:mod:`.replay`): ``cpu`` (through ``cpu_fast.run`` as :func:`_run`) on the
+    CPU, the fused kernel on a GPU, into ``outputs``; None where a param is not a number."""
+    params = None
+    if h.params:
+        params = {k: attrs[k] for k in h.params} if attrs is not None and all(k in attrs for k in h.params) else None
+        if params is None or any(hasattr(v, "shape") and getattr(v, "ndim", 0) for v in params.values()):
+            return None
+    if device is CPU:
+        if len(outputs) == 1 and h.cost is not None:
+            if inputs[0].size < h.cost:  # what cpu_fast.run calls for an array this small, without its frame
+                return functools.partial(h.cpu, *inputs, out=outputs[0], **(params or {}))
+            return functools.partial(cpu_fast.run, h.cpu, tuple(inputs), h.cost, outputs[0], params)
+
+        def several():
+            results = h.cpu(*inputs, **(params or {}))
+            for o, r in zip(outputs, results if isinstance(results, tuple) else (results,)):
+                np.copyto(o, r)
+        return several
+    return functools.partial(device.backend.fused, h.name, *inputs, *outputs, **(params or {}))
+
+
 def _public_function(h, module_globals):
     """The function ``h.name(*inputs, **params)``, defined as if written in the caller's module."""
     positional = list(h.inputs) + [p for p in h.params if p not in h.defaults]
@@ -233,6 +261,8 @@ def declare(module_globals: dict[str, Any], **fields: Any) -> Callable[..., Any]
     if h.reuses_dy and (h.cost is None or len(h.outputs) != 1):
         raise ValueError(f"hot gradient {h.name!r}: reuses_dy needs a one-output formula with out= (a cost class)")
     RegisterGradient(h.op_type, reads_outputs=h.grad_reads_outputs)(h.grad)
+    # the fused kernel given its outputs (arrays of one dtype) writes into them and allocates nothing
+    replay.declare(h.op_type, functools.partial(_replay_kernel, h), graph_safe=replay.float_graph_safe)
     fn = _capture.declared(_public_function(h, module_globals))  # an op for gg.function's capture
     object.__setattr__(h, "function", fn)  # frozen for users; set once here
     HOT_GRADIENTS[h.name] = h

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import functools
 import string
 from collections import Counter
 
@@ -20,6 +21,7 @@ from .. import mixed_precision as _mp
 from ..registry import RegisterGradient
 from ..tensor import Tensor
 from . import _autocast
+from . import replay
 from .base import binary, emit, public_ops, same_device, unary
 from .shape import broadcast_to, reshape
 
@@ -85,6 +87,26 @@ def matmul(a: TensorLike, b: TensorLike, transpose_a: bool = False, transpose_b:
 
 def _rmatmul(self, other):
     return matmul(other, self)
+
+
+def _matmul_graph_safe(inputs, attrs, outputs):
+    # a transposed operand is not C-contiguous: CuPy's matmul copies it
+    return not (attrs or {}).get("transpose_a") and not (attrs or {}).get("transpose_b") \
+        and replay.floats_of_one_dtype(inputs, outputs)
+
+
+@replay.replays("MatMul", graph_safe=_matmul_graph_safe)
+def _matmul_replay(inputs, attrs, outputs, device):
+    # matmul's xp.matmul of the swapped views, into the output (float operands of one dtype: no narrowing)
+    if len(outputs) != 1 or not replay.floats_of_one_dtype(inputs, outputs):
+        return None
+    a, b = inputs
+    attrs = attrs or {}
+    if attrs.get("transpose_a"):
+        a = a.swapaxes(-1, -2)
+    if attrs.get("transpose_b"):
+        b = b.swapaxes(-1, -2)
+    return functools.partial(device.xp.matmul, a, b, out=outputs[0])
 
 
 @RegisterGradient("MatMul", reads_outputs=False)

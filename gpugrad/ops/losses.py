@@ -22,7 +22,7 @@ from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
 from .. import mixed_precision as _mp
 from ..registry import RegisterGradient
 from ..tensor import Tensor, ensure_tensor
-from . import _autocast
+from . import _autocast, replay
 from .activations import relu_array, sigmoid
 from .arithmetic import multiply, subtract
 from .base import binary, elementwise, emit, public_ops, same_device, unary
@@ -100,6 +100,15 @@ def softmax_array(dev, x, axes):
         shift = x.dtype.type(0)
     e = elementwise(np.exp, x - shift, dev)
     return e / sum_data(e, dev, axes, keepdims=True)
+
+
+@replay.replays("Softmax")
+def _softmax_replay(inputs, attrs, outputs, device):
+    (x,), out = inputs, outputs[0]
+    if not x.size or attrs is None or x.dtype != out.dtype:
+        return None
+    axes = attrs["axes"]
+    return lambda: replay.into(out, softmax_array(device, x, axes))
 
 
 @RegisterGradient("Softmax")
@@ -228,6 +237,24 @@ def softmax_cross_entropy_arrays(dev, logits, labels, reduction):
 _REDUCED = {"mean": {"reduction": "mean"}, "sum": {"reduction": "sum"}}  # shared: records never change attrs
 
 
+# its third input, the probabilities, is the output of the Softmax op its forward emits just before: the
+# kernel computes it too (fills_inputs), from the one pass the forward makes
+@replay.replays("SoftmaxCrossEntropy", fills_inputs=(2,))
+def _softmax_cross_entropy_replay(inputs, attrs, outputs, device):
+    logits, labels, probs = inputs
+    out = outputs[0]
+    if not logits.size or labels.dtype != np.int64 or probs.dtype != logits.dtype:
+        return None
+    reduction = "none" if attrs is None else attrs["reduction"]
+
+    def run():
+        check_labels(labels, logits.shape, "SoftmaxCrossEntropy")
+        p, loss = softmax_cross_entropy_arrays(device, logits, labels, reduction)
+        replay.into(probs, p)
+        replay.into(out, loss)
+    return run
+
+
 @RegisterGradient("SoftmaxCrossEntropy", reads_outputs=False)
 def _softmax_cross_entropy_grad(op, dy):
     # per example: (probs - onehot) * dy; a mean spreads dy / rows over the examples, a sum dy itself
@@ -273,6 +300,15 @@ def softmax_cross_entropy_grad(probs: TensorLike, labels: TensorLike, dy: Tensor
                                  xp.ascontiguousarray(labels._data), xp.ascontiguousarray(rows_dy),
                                  C=probs.shape[-1])
     return emit("SoftmaxCrossEntropyGrad", data, dev, (probs, labels, dy))
+
+
+@replay.replays("SoftmaxCrossEntropyGrad")
+def _softmax_cross_entropy_grad_replay(inputs, attrs, outputs, device):
+    probs, labels, dy = inputs
+    out = outputs[0]
+    if device is not CPU:
+        return None
+    return lambda: replay.into(out, _softmax_cross_entropy_grad_cpu(probs, labels, dy))
 
 
 @RegisterGradient("SoftmaxCrossEntropyGrad", reads_outputs=False)

@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..backend.cpu_fast import CHEAP
+from ..backend.cpu_fast import CHEAP, COSTLY
 from ..registry import RegisterGradient
 from .base import elementwise, emit, host_scalar, public_ops, scalar_of_broadcast, unary
+from . import replay
 from .hot import Check, Range, declare
 
 if TYPE_CHECKING:
@@ -38,6 +39,9 @@ def square(x: TensorLike) -> Tensor:
     x = unary(x)
     data = elementwise(np.square, x._data, x._device, CHEAP)
     return emit("Square", data, x._device, (x,))
+
+
+replay.ufunc("Square", "square", CHEAP)
 
 
 @RegisterGradient("Square", reads_outputs=False, donates_dy=True)
@@ -79,6 +83,9 @@ def sqrt(x: TensorLike) -> Tensor:
     x = unary(x)
     data = elementwise(np.sqrt, x._data, x._device)
     return emit("Sqrt", data, x._device, (x,))
+
+
+replay.ufunc("Sqrt", "sqrt", COSTLY)
 
 
 @RegisterGradient("Sqrt", donates_dy=True)
@@ -193,6 +200,9 @@ def exp(x: TensorLike) -> Tensor:
     return emit("Exp", data, x._device, (x,))
 
 
+replay.ufunc("Exp", "exp", COSTLY)
+
+
 @RegisterGradient("Exp", donates_dy=True)
 def _exp_grad(op, dy):
     return (exp_grad(op.outputs[0], dy),)
@@ -226,6 +236,9 @@ def log(x: TensorLike) -> Tensor:
     x = unary(x)
     data = elementwise(np.log, x._data, x._device)
     return emit("Log", data, x._device, (x,))
+
+
+replay.ufunc("Log", "log", COSTLY)
 
 
 @RegisterGradient("Log", reads_outputs=False, donates_dy=True)
@@ -264,6 +277,9 @@ def expm1(x: TensorLike) -> Tensor:
     return emit("Expm1", data, x._device, (x,))
 
 
+replay.ufunc("Expm1", "expm1", COSTLY)
+
+
 @RegisterGradient("Expm1")
 def _expm1_grad(op, dy):
     return (dy * (op.outputs[0] + 1.0),)
@@ -280,6 +296,9 @@ def log1p(x: TensorLike) -> Tensor:
     x = unary(x)
     data = elementwise(np.log1p, x._data, x._device)
     return emit("Log1p", data, x._device, (x,))
+
+
+replay.ufunc("Log1p", "log1p", COSTLY)
 
 
 @RegisterGradient("Log1p", reads_outputs=False)
@@ -302,6 +321,9 @@ def sin(x: TensorLike) -> Tensor:
     return emit("Sin", x._device.xp.sin(x._data), x._device, (x,))
 
 
+replay.ufunc("Sin", "sin")
+
+
 @RegisterGradient("Sin", reads_outputs=False)
 def _sin_grad(op, dy):
     return (dy * cos(op.inputs[0]),)
@@ -317,6 +339,9 @@ def cos(x: TensorLike) -> Tensor:
     """
     x = unary(x)
     return emit("Cos", x._device.xp.cos(x._data), x._device, (x,))
+
+
+replay.ufunc("Cos", "cos")
 
 
 @RegisterGradient("Cos", reads_outputs=False)

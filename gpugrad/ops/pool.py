@@ -21,6 +21,7 @@ import numpy as np
 
 from ..errors import DTypeError, ShapeError
 from ..registry import RegisterGradient
+from . import replay
 from .base import emit, public_ops, unary
 from .conv import Geometry, check_fits, col2im, output_size, padded, pair, windows
 from .. import _dtypes as _dt
@@ -122,6 +123,20 @@ def _max_and_argmax(xp, x, kernel, geom, out_hw):
     return best, arg
 
 
+# the window maxima and their positions (attrs["argmax"], which the gradient reads): the kernel computes both
+@replay.replays("MaxPool2D", fills_attrs=("argmax",))
+def _max_pool2d_replay(inputs, attrs, outputs, device):
+    (x,), out, xp = inputs, outputs[0], device.xp
+    argmax, kernel, geom = attrs["argmax"], attrs["kernel"], attrs["geom"]
+    out_hw = out.shape[2:]
+
+    def run():
+        best, arg = _max_and_argmax(xp, x, kernel, geom, out_hw)
+        replay.into(out, best)
+        replay.into(argmax, arg)
+    return run
+
+
 def _max_pool_select(x, attrs):
     """``x`` read at the window positions ``attrs["argmax"]`` names: MaxPool2D with the positions given."""
     xp = x._device.xp
@@ -160,6 +175,12 @@ def max_pool_route_array(xp, d, attrs):
         return _untile(xp, tiled, attrs["x_shape"])
     return col2im(xp, lambda i, j: xp.where(arg == i * kw + j, d, zero), attrs["x_shape"], d.dtype, kernel,
                   geom.stride, (1, 1), arg.shape[2:], geom.padding)
+
+
+@replay.replays("MaxPool2DGrad")
+def _max_pool2d_grad_replay(inputs, attrs, outputs, device):
+    (dy,), out, xp = inputs, outputs[0], device.xp
+    return lambda: replay.into(out, max_pool_route_array(xp, dy, attrs))
 
 
 def max_pool2d_grad(x: TensorLike, dy: TensorLike, kernel_size: int | tuple[int, int],

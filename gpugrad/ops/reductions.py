@@ -18,7 +18,7 @@ import numpy as np
 from ..backend import CPU, cpu_fast
 from ..errors import ShapeError
 from ..registry import NotDifferentiable, RegisterGradient
-from . import _autocast
+from . import _autocast, replay
 from .arithmetic import multiply, where
 from .base import emit, float_dtype_of, public_ops, unary
 from .math import exp, reciprocal
@@ -99,6 +99,9 @@ def mean_data(d, device, axes, keepdims=False):
     return out
 
 
+replay.reduction("Sum", "add")  # cpu_fast.sum: np.add.reduce
+
+
 @RegisterGradient("Sum", reads_outputs=False)
 def _sum_grad(op, dy):
     return (expand_to(dy, op.inputs[0].shape, op.attrs["axes"]),)
@@ -138,6 +141,9 @@ def mean(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
     x = unary(x)
     axes = normalize_axis(axis, x.ndim)
     return emit("Mean", mean_data(x._data, x._device, axes, keepdims), x._device, (x,), {"axes": axes})
+
+
+replay.reduction("Mean", "add", count=lambda shape, axes: group_size(shape, axes))  # cpu_fast.mean's steps
 
 
 @RegisterGradient("Mean", reads_outputs=False)
@@ -206,6 +212,9 @@ def min(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:  # 
     except ValueError:
         raise _empty_error("Min", x, axes) from None
     return emit("Min", out, x._device, (x,), {"axes": axes})
+
+
+replay.reduction("Max", "maximum", nonempty=True)
 
 
 @RegisterGradient("Max")
