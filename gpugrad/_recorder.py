@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from .errors import GradientError
 from .tensor import Tensor, Variable
+from ._tracing import state as _trace
 from . import _dtypes as _dt
 
 if TYPE_CHECKING:
@@ -225,6 +226,8 @@ def emit(op_type: str, data: Any, device: Device, inputs: Sequence[Tensor], attr
     out._data = data
     out._device = device
     if recording_anywhere:
+        if _trace.active:
+            _trace.emitted(op_type, inputs, (out,), attrs)
         tapes = _thread_stack()
         if not tapes:
             return out
@@ -249,8 +252,11 @@ def emit_many(op_type: str, datas: Any, device: Device, inputs: Sequence[Tensor]
     """Like :func:`emit` for an op with several outputs; returns a list."""
     outs = [Tensor._wrap(d if d.__class__ is device.array_type else device.xp.asarray(d), device)
             for d in datas]
-    if recording_anywhere and _thread_stack():
-        record(tuple(outs), inputs, op_type, attrs, None)
+    if recording_anywhere:
+        if _trace.active:
+            _trace.emitted(op_type, inputs, tuple(outs), attrs)
+        if _thread_stack():
+            record(tuple(outs), inputs, op_type, attrs, None)
     return outs
 
 

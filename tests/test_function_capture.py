@@ -329,3 +329,13 @@ def test_batch_norm_declares_its_effects_and_replays_them():
         for a, b in zip(stats, twin):
             np.testing.assert_array_equal(a.numpy(), b.numpy())
     assert traced.trace_count == 1
+    assert "call steps (batch_norm)" in traced.diagnostics()[0]  # called again on every replay, never a kernel
+
+
+def test_an_op_emitted_by_an_undeclared_function_is_never_a_constant():
+    from gpugrad._recorder import emit
+
+    def cube(x):  # a user's op written on emit, neither declared nor given a replay kernel
+        return emit("UserCubeWithoutReplay", x._data ** 3, x._device, (x,))
+    f = _same_as_eager(lambda x: cube(x) + 1.0, _inputs())
+    assert "does not know" in f.diagnostics()[0]

@@ -30,7 +30,7 @@ import threading
 import numpy as np
 
 from .. import _nest as nest
-from .._recorder import ATTRS, INPUTS, OUTPUTS, TYPE, Op, Recording, pop_tape, push_tape
+from .._recorder import ATTRS, INPUTS, OUTPUTS, TYPE, Op, Recording, pop_tape, push_tape, recording_anywhere
 from ..errors import TraceError
 from ..tensor import Tensor, Variable
 from . import declare, kernels, state
@@ -415,9 +415,11 @@ class Capture:
     # --- the roots ------------------------------------------------------------------
     def __enter__(self):
         self._token = state.begin(self)
+        recording_anywhere.append(None)  # so that every emit, in a root or not, tells the capture
         return self
 
     def __exit__(self, exc_type, exc, tb):
+        recording_anywhere.pop()
         state.end(self, self._token)
         if exc_type is None and self.refusal is not None:
             raise self.refusal
@@ -474,6 +476,24 @@ class Capture:
                     f"{user_line(4)}: a trace captures the tracing thread's work only; run the helper's ops in "
                     f"the traced function's thread, or run this function eagerly"))
                 return
+
+    def note_emitted(self, op_type, inputs, outputs, attrs):
+        """Op ``op_type`` emitted (:func:`.state.emitted`): inside a root it is that root's work; outside any,
+        it was emitted by a function gpugrad does not know (a user's op written on ``emit``): a constant when it
+        reads nothing traced, a kernel step when its replay is declared, else this signature runs eagerly."""
+        if self._root is not None or self.refusal is not None:
+            return
+        try:
+            if not any([self._traced_leaf(t) for t in inputs]):
+                return
+            rec = (op_type, tuple(inputs), tuple(outputs), attrs, None, None)
+            if not self._kernel_steps([rec], list(outputs), list(inputs)):
+                raise Untraceable(
+                    f"op {op_type!r} at {user_line(5)} was emitted by a function gg.function does not know, and "
+                    f"has no replay kernel for these inputs: declare that function "
+                    f"(gpugrad._tracing.declare.root) so that a replay calls it again")
+        except (Untraceable, TraceError) as e:
+            self._refuse(e)
 
     def note_made(self, t, source):
         """Tensor ``t`` made from ``source`` outside the ops (:func:`.state.made_outside_ops`): it follows a

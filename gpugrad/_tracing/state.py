@@ -48,6 +48,14 @@ def call_root(fn, kind, args, kwargs):
     return fn(*args, **kwargs)
 
 
+def emitted(op_type, inputs, outputs, attrs):
+    """Every op's emission (:func:`gpugrad._recorder.emit`) while some thread traces: the calling thread's capture
+    takes one made outside any declared function (a user's op) as a step of its own, or refuses it."""
+    capture = current()
+    if capture is not None:
+        capture.note_emitted(op_type, inputs, outputs, attrs)
+
+
 def made_outside_ops(tensor, source):
     """Declared by a tensor made outside the ops from ``source`` (``gg.Tensor(x)``, a custom gradient's copy
     of a variable): the calling thread's trace follows it when it wraps a buffer, and refuses to replay an op
