@@ -210,6 +210,9 @@ class Op:
     structure, as PyTorch's rules do for an undefined gradient, never by
     testing a gradient's value.
 
+    The sweep makes one for each rule call, so a rule may keep ``op`` (in a
+    closure, a list) and it stays that record's.
+
     Example:
         >>> import gpugrad as gg
         >>> @gg.RegisterGradient("DocScale")
@@ -238,12 +241,12 @@ class Op:
 
 class FreedOutputs:
     """``op.outputs`` of a rule registered ``reads_outputs=False``: the sweep freed them, and any use
-    raises a GradientError naming the op (``op_type`` is set by the sweep)."""
+    raises a GradientError naming op ``op_type`` (one per op type: :func:`freed_outputs`)."""
 
     __slots__ = ("op_type",)
 
-    def __init__(self):
-        self.op_type = None
+    def __init__(self, op_type):
+        self.op_type = op_type
 
     def _refuse(self, *args):
         raise GradientError(
@@ -251,6 +254,22 @@ class FreedOutputs:
             f"reads_outputs=False, so the backward sweep freed them; register it without that flag")
 
     __getitem__ = __iter__ = __len__ = __bool__ = _refuse
+
+
+_freed_by_type: dict = {}
+
+
+def freed_outputs(op_type):
+    """The :class:`FreedOutputs` of op type ``op_type`` (made once per type).
+
+    Example:
+        >>> freed_outputs("Exp") is freed_outputs("Exp"), freed_outputs("Exp").op_type
+        (True, 'Exp')
+    """
+    freed = _freed_by_type.get(op_type)
+    if freed is None:
+        freed = _freed_by_type.setdefault(op_type, FreedOutputs(op_type))
+    return freed
 
 
 def emit(op_type: str, data: Any, device: Device, inputs: Sequence[Tensor], attrs: Any = None) -> Tensor:
