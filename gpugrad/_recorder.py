@@ -123,7 +123,6 @@ class _TapeStack(list):
 
 
 _stack_var = contextvars.ContextVar("gpugrad_tape_stack", default=None)
-_NO_TAPES = _TapeStack()  # what a thread that never pushed a tape sees
 
 
 def _owned_stack():

@@ -22,7 +22,7 @@ from ..tensor import Tensor
 from .base import public_ops, unary, zeros_of
 from .arithmetic import add, multiply, subtract, where
 from .control import cast
-from .shape import broadcast_to, reshape
+from .shape import broadcast_to
 
 if TYPE_CHECKING:
     from .._typing import DTypeLike, DeviceLike, Shape, TensorLike
