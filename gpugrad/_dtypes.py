@@ -21,7 +21,6 @@ import numpy as np
 
 from .errors import DTypeError
 
-LOW_NAMES = frozenset({"float16", "bfloat16"})
 # The type characters of float16 ("e") and of ml_dtypes' bfloat16 ("E", which no NumPy dtype has). The
 # tests read ``dtype.char`` (a C getter, about 0.1 us) and never ``dtype.name``, which NumPy computes in
 # Python on every call (about 5 us) and would cost the hot path of every reduction and product.

@@ -5,7 +5,11 @@ costs one list check; otherwise each :class:`Recording` active in the calling
 thread (a tape's: what it follows and what it recorded) that follows one of the
 inputs appends one shared record, a plain tuple ``(type, inputs, outputs,
 attrs, backward_fn, versions)`` (the cheapest object Python makes), and follows
-the outputs. The backward sweep shows each record to a gradient rule as an :class:`Op`.
+the outputs. A recording made with ``follows_all`` (a trace's collector,
+:func:`collecting_recording`; anomaly mode's checker) takes every record
+instead, whatever its inputs, into its list or its ``on_record`` callback:
+the recorder tests that flag once per recording per op, and only while
+something records. The backward sweep shows each record to a gradient rule as an :class:`Op`.
 
 Recording state is per thread, as TensorFlow's tape stack is: a tape entered
 in one thread sees only that thread's ops. Each thread's stack of tapes is
@@ -46,6 +50,13 @@ class Recording:
     variables watched, in order; ``watch_accessed``: whether trainable variables
     an op reads are watched. ``ops`` is None once a non-persistent tape is used.
 
+    ``follows_all`` (False for a tape's): it takes every op emitted while it is
+    on the thread's stack, not only those that read a tensor it follows; it
+    follows no tensor (``watched`` stays empty, so no op takes it for a tape
+    that follows a given tensor) and watches no variable. ``on_record`` (only
+    with ``follows_all``): None, or a callable that gets each record in place
+    of ``ops.append`` (anomaly mode checks each and keeps none).
+
     Example:
         >>> import gpugrad as gg
         >>> r = Recording(None, watch_accessed=True)
@@ -53,11 +64,15 @@ class Recording:
         1
     """
 
-    __slots__ = ("tape", "ops", "watched", "roots", "variables", "watch_accessed")
+    __slots__ = ("tape", "ops", "watched", "roots", "variables", "watch_accessed", "follows_all", "on_record")
 
-    def __init__(self, tape, watch_accessed):
+    def __init__(self, tape, watch_accessed, follows_all=False, on_record=None):
+        if on_record is not None and not follows_all:
+            raise ValueError("on_record is for a recording that follows every op (follows_all=True)")
         self.tape = tape
-        self.watch_accessed = watch_accessed
+        self.watch_accessed = watch_accessed and not follows_all
+        self.follows_all = follows_all
+        self.on_record = on_record
         self.reset()
 
     def reset(self):
@@ -66,12 +81,36 @@ class Recording:
 
     def watch(self, t):
         """Follow tensor ``t`` as a root (a float one: integers have no gradient)."""
-        if not _dt.inexact(t._data.dtype):
+        if self.follows_all or not _dt.inexact(t._data.dtype):
             return
         self.watched[id(t)] = t
         self.roots.add(id(t))
         if isinstance(t, Variable):
             self.variables.setdefault(id(t), t)
+
+
+def collecting_recording(on_record=None):
+    """A :class:`Recording` that takes every op emitted while it is on the thread's stack
+    (``follows_all``): into its ``ops`` list, or, with ``on_record``, into that callable.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> r = collecting_recording()
+        >>> stack = push_tape(r)
+        >>> y = gg.tensor(2.0) * 3.0  # no tape follows its input; this recording takes it all the same
+        >>> pop_tape(r, stack)
+        >>> [rec[TYPE] for rec in r.ops]
+        ['Mul']
+    """
+    return Recording(None, watch_accessed=False, follows_all=True, on_record=on_record)
+
+
+def _take_all(r, rec):
+    """Hand record ``rec`` to recording ``r``, which follows every op."""
+    if r.on_record is None:
+        r.ops.append(rec)
+    else:
+        r.on_record(rec)
 
 
 class _TapeStack(list):
@@ -85,7 +124,6 @@ class _TapeStack(list):
 
 
 _stack_var = contextvars.ContextVar("gpugrad_tape_stack", default=None)
-_NO_TAPES = _TapeStack()  # what a thread that never pushed a tape sees
 
 
 def _owned_stack():
@@ -101,7 +139,9 @@ recording_anywhere: list = []
 
 
 def active_tapes():
-    """The calling thread's recording tapes, outermost first (a new list).
+    """The calling thread's recording tapes, outermost first (a new list); None stands for a
+    recording that has no tape (a :func:`collecting_recording`, anomaly mode's), so the list is
+    empty exactly when nothing records in this thread.
 
     Example:
         >>> import gpugrad as gg
@@ -170,6 +210,9 @@ class Op:
     structure, as PyTorch's rules do for an undefined gradient, never by
     testing a gradient's value.
 
+    The sweep makes one for each rule call, so a rule may keep ``op`` (in a
+    closure, a list) and it stays that record's.
+
     Example:
         >>> import gpugrad as gg
         >>> @gg.RegisterGradient("DocScale")
@@ -198,12 +241,12 @@ class Op:
 
 class FreedOutputs:
     """``op.outputs`` of a rule registered ``reads_outputs=False``: the sweep freed them, and any use
-    raises a GradientError naming the op (``op_type`` is set by the sweep)."""
+    raises a GradientError naming op ``op_type`` (one per op type: :func:`freed_outputs`)."""
 
     __slots__ = ("op_type",)
 
-    def __init__(self):
-        self.op_type = None
+    def __init__(self, op_type):
+        self.op_type = op_type
 
     def _refuse(self, *args):
         raise GradientError(
@@ -211,6 +254,22 @@ class FreedOutputs:
             f"reads_outputs=False, so the backward sweep freed them; register it without that flag")
 
     __getitem__ = __iter__ = __len__ = __bool__ = _refuse
+
+
+_freed_by_type: dict = {}
+
+
+def freed_outputs(op_type):
+    """The :class:`FreedOutputs` of op type ``op_type`` (made once per type).
+
+    Example:
+        >>> freed_outputs("Exp") is freed_outputs("Exp"), freed_outputs("Exp").op_type
+        (True, 'Exp')
+    """
+    freed = _freed_by_type.get(op_type)
+    if freed is None:
+        freed = _freed_by_type.setdefault(op_type, FreedOutputs(op_type))
+    return freed
 
 
 def emit(op_type: str, data: Any, device: Device, inputs: Sequence[Tensor], attrs: Any = None) -> Tensor:
@@ -237,6 +296,11 @@ def emit(op_type: str, data: Any, device: Device, inputs: Sequence[Tensor], attr
                 return out
         rec = None
         for r in tapes:
+            if r.follows_all:
+                if rec is None:
+                    rec = (op_type, inputs, (out,), attrs, None, None)
+                _take_all(r, rec)
+                continue
             watched = r.watched
             for t in inputs:
                 if id(t) in watched:
@@ -273,6 +337,9 @@ def record(outputs, inputs, op_type, attrs, backward_fn, follow_outputs=True):
     versions = tuple([getattr(t, "_version", None) for t in inputs]) if variables else None
     rec = (op_type, inputs, outputs, attrs, backward_fn, versions)
     for r in _thread_stack() or ():
+        if r.follows_all:
+            _take_all(r, rec)
+            continue
         watched = r.watched
         if variables and r.watch_accessed:
             for v in variables:

@@ -1,8 +1,9 @@
 """NaN/Inf anomaly mode: ``with gg.detect_anomaly():`` checks every op's outputs.
 
-While the mode is on, a pseudo-tape sits among the recording tapes of the
-thread that turned it on (the mode is per thread, as the tapes are). It takes every record
-:func:`~gpugrad._recorder.emit` hands it, as if it followed every tensor, and keeps
+While the mode is on, a recording that follows every op
+(:func:`~gpugrad._recorder.collecting_recording`) sits among the recording tapes of the
+thread that turned it on (the mode is per thread, as the tapes are). The recorder hands
+each record to its ``on_record`` callback, :meth:`_Checker.check`, and it keeps
 none: it checks the op's outputs for NaN and Inf, and notes per output
 the op type and the user's source line that made it (in a dict dropped when
 the mode ends; memory stays flat). Gradient rules run gpugrad ops, so the
@@ -11,7 +12,7 @@ backward sweep is checked the same way: each sweep takes a cell from
 so an error in a gradient names the forward op and the line that created it
 (an op checked while no sweep runs is a forward op).
 
-Off, the mode costs nothing: ``emit`` sees no extra tape, and the sweep tests
+Off, the mode costs nothing: ``emit`` sees no extra recording, and the sweep tests
 one local variable per record. On, each op pays a finiteness check of its
 outputs (one pass over them, and on a GPU a wait for the result) and a short
 walk up the Python stack.
@@ -29,7 +30,7 @@ import threading
 
 
 from .errors import AnomalyError
-from ._recorder import INPUTS, OUTPUTS, TYPE, Recording, pop_tape, push_tape
+from ._recorder import INPUTS, OUTPUTS, TYPE, collecting_recording, pop_tape, push_tape
 from . import _dtypes as _dt
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -40,7 +41,8 @@ class _ThreadAnomaly(threading.local):
 
     def __init__(self):
         self.depth = 0  # nested detect_anomaly() blocks
-        self.pseudo_tape = None  # the Recording that checks every op, among the thread's while the mode is on
+        self.checker = None  # the _Checker of every op's outputs while the mode is on
+        self.recording = None  # the recording that hands it every op, among the thread's while the mode is on
         self.joined = None  # the tape list it joined
         self.sweeps = []  # one cell per backward sweep running now, innermost last: [the record it is on]
 
@@ -106,8 +108,9 @@ class detect_anomaly(contextlib.ContextDecorator):  # noqa: N801 - used like a f
     def __enter__(self):
         state = _state
         if state.depth == 0:
-            state.pseudo_tape = _anomaly_recording()
-            state.joined = push_tape(state.pseudo_tape)
+            state.checker = _Checker()
+            state.recording = collecting_recording(on_record=state.checker.check)
+            state.joined = push_tape(state.recording)
         state.depth += 1
         return self
 
@@ -115,8 +118,8 @@ class detect_anomaly(contextlib.ContextDecorator):  # noqa: N801 - used like a f
         state = _state
         state.depth -= 1
         if state.depth == 0:
-            pop_tape(state.pseudo_tape, state.joined)
-            state.pseudo_tape = state.joined = None
+            pop_tape(state.recording, state.joined)
+            state.checker = state.recording = state.joined = None
             state.sweeps.clear()
         return False
 
@@ -135,36 +138,19 @@ def enabled():
     return _state.depth > 0
 
 
-class _EveryId(dict):
-    """Stands where a recording keeps the ids it follows: it follows every tensor and keeps none."""
-
-    def __contains__(self, key):
-        return True
-
-    def __setitem__(self, key, value):
-        pass
-
-
-def _anomaly_recording():
-    """A :class:`Recording` that follows every op and checks each record; its "tape" is the :class:`_Checker`."""
-    checker = _Checker()
-    r = Recording(checker, watch_accessed=False)
-    r.ops, r.watched = checker, _EveryId()
-    return r
-
-
 def _is_internal(filename):
     return filename.startswith(_PACKAGE) and not filename.startswith(_EXAMPLES)
 
 
 class _Checker:
-    """Stands where a tape keeps its records: ``append`` checks one and remembers where it was made."""
+    """What anomaly mode keeps: per output, the op and the line that made it; :meth:`check` checks one record."""
 
     def __init__(self):
         self.origins = {}  # id(output) -> (op type, file, line) of the op that made it
         self._internal = {}  # file name -> whether it is inside gpugrad
 
-    def append(self, rec):
+    def check(self, rec):
+        """Check record ``rec``'s outputs for NaN and Inf, noting the user's line that made it."""
         f = sys._getframe(1)
         internal = self._internal
         while f is not None:

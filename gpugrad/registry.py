@@ -85,10 +85,6 @@ def gradient_rule(op_type):
     return rule
 
 
-def is_differentiable(op_type):
-    return op_type in rules
-
-
 def registered_ops():
     """Sorted names of every op type with a registered gradient.
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import gpugrad as gg
-from gpugrad import anomaly
+from gpugrad import _recorder, anomaly
 from gpugrad._recorder import active_tapes
 
 from .conftest import device_params
@@ -36,7 +36,7 @@ def mode_left_off():
     yield
     assert not anomaly.enabled(), "anomaly mode left on"
     assert not active_tapes(), f"tapes left recording: {active_tapes()}"
-    assert anomaly.current_slot() is None and anomaly._state.pseudo_tape is None
+    assert anomaly.current_slot() is None and anomaly._state.recording is None
 
 
 # --------------------------------------------------------------------------- forward
@@ -219,7 +219,7 @@ def test_leaving_the_block_restores_everything_after_an_exception():
             with gg.detect_anomaly():
                 assert anomaly.enabled() and len(active_tapes()) == 2
                 gg.log(gg.tensor(-1.0))
-        assert active_tapes() == [tape]  # the user's tape stays, the pseudo-tape is gone
+        assert active_tapes() == [tape]  # the user's tape stays, the checking recording is gone
         assert not anomaly.enabled() and anomaly.current_slot() is None
     with pytest.raises(KeyError):
         with gg.detect_anomaly():
@@ -231,8 +231,8 @@ def test_nesting_and_decorator():
     @gg.detect_anomaly()
     def f(x):
         assert anomaly.enabled()
-        with gg.detect_anomaly():  # nested: still one pseudo-tape
-            assert sum(t is anomaly._state.pseudo_tape.tape for t in active_tapes()) == 1
+        with gg.detect_anomaly():  # nested: still one checking recording
+            assert sum(r is anomaly._state.recording for r in _recorder._thread_stack()) == 1
         assert anomaly.enabled()  # the inner block did not switch it off
         return gg.log(x)
 
@@ -240,6 +240,20 @@ def test_nesting_and_decorator():
         f(gg.tensor(0.0))
     assert info.value.value == "Inf"
     assert not anomaly.enabled()
+
+
+def test_a_constant_tensor_argument_is_no_tape_s_tensor_under_the_mode():
+    """The mode's recording follows every op but no tensor: an op that refuses a tensor a tape follows
+    as a constant (LeakyRelu's alpha) takes an unwatched one as it does with the mode off."""
+    x, alpha = gg.tensor([1.0, -2.0]), gg.tensor(0.1)
+    off = gg.leaky_relu(x, alpha=alpha).numpy()
+    with gg.detect_anomaly():
+        on = gg.leaky_relu(x, alpha=alpha).numpy()
+        with gg.GradientTape() as tape:
+            tape.watch(alpha)
+            with pytest.raises(gg.GradientError, match="takes alpha as a constant"):
+                gg.leaky_relu(x, alpha=alpha)  # a tape does follow it: still refused
+    np.testing.assert_array_equal(on, off)
 
 
 def test_the_mode_changes_no_result_and_no_tape():
@@ -263,17 +277,17 @@ def test_the_mode_changes_no_result_and_no_tape():
     assert on[2] == off[2]
 
 
-def test_the_pseudo_tape_keeps_no_records():
-    """Memory stays flat: the pseudo-tape stores only (op type, file, line) per output, dropped at exit."""
+def test_the_checker_keeps_no_records():
+    """Memory stays flat: the checker stores only (op type, file, line) per output, dropped at exit."""
     x = gg.tensor(np.ones(4, np.float32))
     with gg.detect_anomaly():
-        checker = anomaly._state.pseudo_tape.ops
+        checker, recording = anomaly._state.checker, anomaly._state.recording
         for _ in range(50):
             x = gg.tanh(x) * 1.0
-        assert not hasattr(checker, "__len__")  # nothing to count: records are not kept
+        assert recording.ops == [] and not recording.watched  # records go to the checker, which keeps none
         assert all(isinstance(v, tuple) and len(v) == 3 for v in checker.origins.values())
         assert len(checker.origins) <= 101
-    assert anomaly._state.pseudo_tape is None
+    assert anomaly._state.recording is None and anomaly._state.checker is None
 
 
 @pytest.mark.filterwarnings("error")

@@ -51,7 +51,7 @@ def test_the_library_sets_no_interpreter_hook():
 
 def test_every_public_op_and_method_is_declared():
     from gpugrad import ops
-    undeclared = [name for name in ops.EVERY_OP if declare.kind_of(getattr(ops, name)) is None]
+    undeclared = [name for name in ops._EVERY_OP if declare.kind_of(getattr(ops, name)) is None]
     undeclared += [name for name, value in vars(gg.Tensor).items()
                    if getattr(value, "__module__", "").startswith("gpugrad.ops") and declare.kind_of(value) is None]
     assert undeclared == []

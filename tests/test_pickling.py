@@ -68,6 +68,19 @@ def test_a_variable_keeps_name_and_trainable_and_starts_a_fresh_version():
     assert w.numpy().tolist() == [2.0, 3.0] and back.numpy().tolist() == [5.0, 5.0]
 
 
+def test_a_pickle_made_when_gpugrad_tensor_was_one_module_loads():
+    """Pickles made when ``gpugrad.tensor`` was one module name its classes and unpickling functions there
+    (protocol 2 writes each as the text ``c<module>\\n<name>``); the package keeps those names."""
+    data = pickle.dumps([gg.tensor([1.0, 2.0], dtype="float64"), gg.Variable([3], name="w", trainable=False)],
+                        protocol=2)
+    old = data.replace(b"cgpugrad.tensor._tensor\n", b"cgpugrad.tensor\n").replace(
+        b"cgpugrad.tensor._variable\n", b"cgpugrad.tensor\n")
+    assert old.count(b"cgpugrad.tensor\n") == 4  # Tensor, _unpickle_tensor, Variable, _unpickle_variable
+    t, w = pickle.loads(old)
+    assert type(t) is gg.Tensor and t.numpy().tolist() == [1.0, 2.0] and t.dtype == np.float64
+    assert type(w) is gg.Variable and (w.name, w.trainable, w.numpy().tolist()) == ("w", False, [3])
+
+
 def test_no_tape_state_is_pickled():
     x = gg.tensor([1.0, 2.0])
     w = gg.Variable([3.0, 4.0], trainable=False)

@@ -673,6 +673,57 @@ def test_rule_sees_type_inputs_outputs_attrs(scratch_op):
     assert isinstance(seen["attrs"], dict)
 
 
+def test_a_rule_that_keeps_op_keeps_its_own_record(scratch_op):
+    """Each rule call gets an Op of its own: one kept past the call (here in a dict, read after the
+    sweep) still shows its own record, and no field carries over from the record swept before it
+    (``filled`` of a two-output op swept first is not a one-output op's)."""
+    pair, single = scratch_op("KeptPair"), scratch_op("KeptSingle")
+    kept, filled_during = {}, {}
+
+    @gg.RegisterGradient(pair)
+    def _pair_grad(op, da, db):
+        kept["pair"], filled_during["pair"] = op, op.filled
+        return [da + db]
+
+    @gg.RegisterGradient(single)
+    def _single_grad(op, dy):
+        kept["single"], filled_during["single"] = op, op.filled
+        return [dy * 3.0]
+
+    x = gg.tensor([1.0, 2.0])
+    with gg.GradientTape() as tape:
+        tape.watch(x)
+        s = host_op(single, x, lambda v: v * 3.0)
+        a, b = gg.tensor(s.numpy()), gg.tensor(s.numpy())
+        gg.record_operation(pair, [a, b], [s])
+        loss = gg.sum(a)  # no gradient reaches b: the pair's op.filled is (1,)
+    np.testing.assert_array_equal(tape.gradient(loss, x).numpy(), [3.0, 3.0])
+    assert filled_during == {"pair": (1,), "single": ()}
+    assert kept["pair"] is not kept["single"]
+    assert kept["pair"].type == pair and kept["pair"].inputs[0] is s and kept["pair"].outputs[1] is b
+    assert kept["pair"].filled == (1,)
+    assert kept["single"].type == single and kept["single"].inputs[0] is x and kept["single"].outputs[0] is s
+    assert kept["single"].needs_grad == (True,)
+
+
+def test_freed_outputs_name_their_own_op_after_the_sweep(scratch_op):
+    """``op.outputs`` of a rule registered ``reads_outputs=False`` names that rule's op, even read from an
+    ``op`` kept until another such rule ran."""
+    first, second = scratch_op("FreedFirst"), scratch_op("FreedSecond")
+    kept = {}
+    for name in (first, second):
+        gg.RegisterGradient(name, reads_outputs=False)(
+            lambda op, dy, name=name: kept.setdefault(name, op) and [dy])
+    x = gg.tensor([1.0, 2.0])
+    with gg.GradientTape() as tape:
+        tape.watch(x)
+        y = host_op(second, host_op(first, x, np.negative), np.negative)
+    tape.gradient(y, x)  # the sweep runs second's rule, then first's
+    for name in (first, second):
+        with pytest.raises(gg.GradientError, match=f"op '{name}' reads op.outputs"):
+            len(kept[name].outputs)
+
+
 # ---------------------------------------------------------------- variables changed after being read
 
 

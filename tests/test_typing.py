@@ -23,17 +23,17 @@ USER_SCRIPT = os.path.join("tests", "typing", "user_train_mlp.py")
 NO_MYPY = "mypy is not installed: pip install -e '.[test]' (it pins mypy)"
 
 # What mypy infers for the values user_train_mlp.py reveals, in its order.
-REVEALED = ["gpugrad.tensor.Tensor",  # gg.tensor(...) * 2
-            "gpugrad.tensor.Tensor",  # gg.sum(...)
-            "gpugrad.tensor.Tensor",  # tape.gradient(y, w)
-            "list[gpugrad.tensor.Tensor]",  # tape.gradient(y, [w])
-            "gpugrad.tensor.Tensor",  # x.sum(axis=0).mean()
-            "gpugrad.tensor.Tensor",  # 2.0 - x[0]
+REVEALED = ["gpugrad.tensor._tensor.Tensor",  # gg.tensor(...) * 2
+            "gpugrad.tensor._tensor.Tensor",  # gg.sum(...)
+            "gpugrad.tensor._tensor.Tensor",  # tape.gradient(y, w)
+            "list[gpugrad.tensor._tensor.Tensor]",  # tape.gradient(y, [w])
+            "gpugrad.tensor._tensor.Tensor",  # x.sum(axis=0).mean()
+            "gpugrad.tensor._tensor.Tensor",  # 2.0 - x[0]
             "gpugrad.nn.linear.Dense",  # gg.nn.Dense(...)
             "gpugrad.nn.containers.Sequential",  # gg.nn.Sequential(...)
             "gpugrad.optimizers.adam.Adam",  # gg.optimizers.Adam(...)
-            "gpugrad.tensor.Tensor",  # model(x)
-            "gpugrad.tensor.Tensor"]  # optimizer.minimize(...)
+            "gpugrad.tensor._tensor.Tensor",  # model(x)
+            "gpugrad.tensor._tensor.Tensor"]  # optimizer.minimize(...)
 
 
 @pytest.fixture(scope="module")

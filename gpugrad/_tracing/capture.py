@@ -30,7 +30,7 @@ import threading
 import numpy as np
 
 from .. import _nest as nest
-from .._recorder import ATTRS, INPUTS, OUTPUTS, TYPE, Op, Recording, pop_tape, push_tape, recording_anywhere
+from .._recorder import ATTRS, INPUTS, OUTPUTS, TYPE, Op, collecting_recording, pop_tape, push_tape, recording_anywhere
 from ..errors import TraceError
 from ..tensor import Tensor, Variable
 from . import declare, kernels, state
@@ -40,23 +40,6 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 class Untraceable(Exception):
     """The trace met work it cannot replay; the message says what and where."""
-
-
-class _FollowsAll(dict):
-    """A ``watched`` map that holds every tensor: a collecting recording records every op."""
-
-    def __contains__(self, key):
-        return True
-
-    def __setitem__(self, key, value):
-        pass
-
-
-def collecting_recording():
-    """A recording that records every op emitted while it is on the thread's stack."""
-    r = Recording(None, watch_accessed=False)
-    r.watched = _FollowsAll()
-    return r
 
 
 def user_line(depth=2):
@@ -132,13 +115,6 @@ def _arrays_in(value, path):
     elif isinstance(value, (tuple, list)):
         for i, item in enumerate(value):
             yield from _arrays_in(item, path + (i,))
-
-
-def _op_snapshot(op):
-    """A copy of the gradient rule's view ``op`` as it is now (the sweep reuses one view for every record)."""
-    copy = Op(None, op._reached)
-    copy.type, copy.inputs, copy.outputs, copy.attrs, copy.filled = op.type, op.inputs, op.outputs, op.attrs, op.filled
-    return copy
 
 
 def _root_array(a):
@@ -437,11 +413,10 @@ class Capture:
                                f"as an argument")
             self._refuse(error)
             raise error
-        stored = tuple(_op_snapshot(a) if isinstance(a, Op) else a for a in args)  # the sweep refills its one Op
         rec = collecting_recording()
         stack = push_tape(rec)
         self._dynamic, self._host_read = None, False
-        self._root = (fn, stored, kwargs)
+        self._root = (fn, args, kwargs)
         try:
             result = fn(*args, **kwargs)
         except BaseException:
@@ -453,7 +428,7 @@ class Capture:
             pop_tape(rec, stack)
         if self.refusal is None:
             try:
-                self._make_step(fn, kind, stored, kwargs, result, rec.ops)
+                self._make_step(fn, kind, args, kwargs, result, rec.ops)
             except (Untraceable, TraceError) as e:
                 self._refuse(e)
         return result

@@ -23,13 +23,13 @@ Example:
 import numpy as np
 
 from .. import _nest as nest
-from .._recorder import pop_tape, push_tape
+from .._recorder import collecting_recording, pop_tape, push_tape
 from ..backend import CPU
 from ..errors import TraceError
 from ..optimizers.optimizer import Optimizer
 from ..tensor import Tensor
 from . import declare, graphs, kernels
-from .capture import CallStep, KernelStep, _root_array, collecting_recording, same_layout
+from .capture import CallStep, KernelStep, _root_array, same_layout
 
 
 class Plan:

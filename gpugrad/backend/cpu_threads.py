@@ -18,7 +18,7 @@ Example:
     >>> import numpy as np
     >>> from gpugrad.backend import cpu_threads
     >>> x = np.linspace(1.0, 2.0, 1 << 17)
-    >>> bool((cpu_threads.split_ufunc(np.log, x) == np.log(x)).all())
+    >>> bool((cpu_threads.split_formula(np.log, (x,)) == np.log(x)).all())
     True
 """
 import os
@@ -27,8 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-__all__ = ["get_num_threads", "set_num_threads", "threads_from_environment", "split_apply", "split_ufunc",
-           "split_formula"]
+__all__ = ["get_num_threads", "set_num_threads", "threads_from_environment", "split_apply", "split_formula"]
 
 SPLIT_MIN_COSTLY = 1 << 16  # elements: log, exp, tanh of 64 Ki float32 take ~100 us, a hand-off ~20-50
 SPLIT_MIN_CHEAP = 1 << 20  # elements: below this, arithmetic is faster on one core than split
@@ -203,21 +202,6 @@ def _with_out(fn):
     def call(*arrays, **params):
         fn(*arrays[:-1], out=arrays[-1], **params)
     return call
-
-
-def split_ufunc(ufunc, *arrays):
-    """``ufunc(*arrays)``, split across threads when worth it; arrays of one float dtype and shape.
-
-    Falls back to one call for anything it does not split (mixed dtypes or
-    shapes, one thread, small arrays).
-
-    Example:
-        >>> import numpy as np
-        >>> x = np.ones(8, np.float32)
-        >>> split_ufunc(np.exp, x).dtype
-        dtype('float32')
-    """
-    return split_formula(ufunc, arrays)
 
 
 def split_formula(formula, arrays, out=None, params=None):

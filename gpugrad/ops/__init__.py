@@ -50,7 +50,6 @@ ENGINE_OPS = ["sum_to", "prod_others"]
 # The decompositions and solvers are gg.linalg's (as numpy.linalg's), not gg's; gg.ops has them too.
 LINALG_OPS = list(decompositions.__all__)
 __all__ = [name for name in _EVERY_OP if name not in RAW_OPS and name not in ENGINE_OPS and name not in LINALG_OPS]
-EVERY_OP = _EVERY_OP
 _methods.install(_MODULES)
 
 if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
 
 from ..errors import DTypeError
 from .._recorder import active_tapes, record

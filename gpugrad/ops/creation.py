@@ -22,7 +22,7 @@ from ..tensor import Tensor
 from .base import public_ops, unary, zeros_of
 from .arithmetic import add, multiply, subtract, where
 from .control import cast
-from .shape import broadcast_to, reshape
+from .shape import broadcast_to
 from .._tracing import declare
 
 if TYPE_CHECKING:
