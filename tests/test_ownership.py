@@ -215,6 +215,41 @@ def test_donation_happens_only_where_the_rule_allows(shape_name, donated):
     assert seen == donated
 
 
+def test_arrays_shared_with_the_user_are_never_written():
+    """``gg.from_numpy`` shares the user's array (DESIGN: memory ownership): as output_gradients, and as a
+    custom gradient that minimize receives, it stays the user's."""
+    upstream = values(N, np.float32, seed=3)
+    kept = upstream.copy()
+    x = gg.tensor(values(N, np.float32))
+    saved = _donation.donating
+    try:
+        results = []
+        for donate in (saved, False):
+            _donation.donating = donate
+            with gg.GradientTape() as tape:
+                tape.watch(x)
+                y = gg.tanh(gg.square(x))
+            results.append(tape.gradient(y, x, output_gradients=gg.from_numpy(upstream)).numpy())
+            assert_same(upstream, kept)
+    finally:
+        _donation.donating = saved
+    assert_same(results[0], results[1])
+    shared = values(N, np.float32, seed=4)
+    shared_kept = shared.copy()
+
+    @gg.custom_gradient
+    def passthrough(v):
+        return v * 1.0, lambda dy: gg.from_numpy(shared)
+
+    w = gg.Variable(values(N, np.float32))
+    expected = w.numpy().copy()
+    for _ in range(2):
+        SGD(0.5).minimize(lambda: gg.sum(passthrough(w)), [w])
+        expected -= 0.5 * shared_kept
+    assert_same(shared, shared_kept)
+    assert_same(w.numpy(), expected)
+
+
 # --------------------------------------------------------------------------- minimize's scratch gradients
 
 OPTIMIZERS = {
