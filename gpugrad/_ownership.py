@@ -87,7 +87,17 @@ def hold(arrays):
 
 
 def release(ids):
-    """Undo :func:`hold` for ``ids`` (called when the plan that held them is dropped)."""
+    """Undo :func:`hold` for ``ids`` (called when the plan that held them is dropped).
+
+    Example:
+        >>> import numpy as np
+        >>> a = np.ones(3)
+        >>> first, second = hold([a]), hold([a])
+        >>> release(first); held(a)
+        True
+        >>> release(second); held(a)
+        False
+    """
     with _lock:
         for key in ids:
             n = _held.get(key, 0) - 1
