@@ -59,8 +59,8 @@ def may_write_in_place(a, min_size=MIN_SIZE):
         >>> may_write_in_place(np.ones(4), min_size=1), may_write_in_place(np.ones(4).T[::2], min_size=1)
         (True, False)
     """
-    try:
-        if a.base is not None or a.ndim == 0 or a.size < min_size:
+    try:  # the size first: on the hot paths most arrays are small
+        if a.size < min_size or a.base is not None or not a.ndim:
             return False
         flags = a.flags
     except AttributeError:  # not an array (a Python number)

@@ -199,8 +199,9 @@ def _sweep(on_path, grads, source_ids, reached, anomaly_cell):
                 # a rule that declares donates_dy may write into dy's buffer when nothing else can see
                 # it: this loop holds the only reference (dy; getrefcount adds one), no tape records,
                 # and the ownership rule allows the array (not a view, not 0-d, large, not a plan's)
-                if (donate and op_type in donating_dy and key not in source_ids and getrefcount(dy) == 2
-                        and getrefcount(dy._data) == 2 and may_write_in_place(dy._data, DONATE_MIN_SIZE)):
+                if (donate and op_type in donating_dy and key not in source_ids
+                        and may_write_in_place(dy._data, DONATE_MIN_SIZE)
+                        and getrefcount(dy) == 2 and getrefcount(dy._data) == 2):
                     _donation.lent[0] = dy._data
                     try:
                         in_grads = rule(op, dy)

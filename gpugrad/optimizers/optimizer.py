@@ -322,8 +322,8 @@ class Optimizer:
                 grad = self._checked(grad, var)
             # scratch: held by its pair, `grad` and getrefcount alone (not twice in the list, not by the
             # caller), its array by it alone, and the ownership rule allows it (not a view, not 0-d, large)
-            free = (scratch and getrefcount(grad) == 3 and getrefcount(grad._data) == 2
-                    and may_write_in_place(grad._data))
+            free = (scratch and may_write_in_place(grad._data) and getrefcount(grad) == 3
+                    and getrefcount(grad._data) == 2)
             pairs.append((grad, var, free))
         if not pairs:
             if seen:
