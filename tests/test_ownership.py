@@ -158,14 +158,11 @@ def _chain(x):
     return gg.sum(gg.square(gg.tanh(t)) * 0.5)
 
 
-def _sweep_gradient(x, donate):
+def _sweep_gradient(x, donate, v=None):
     saved = _donation.donating
     _donation.donating = donate
     try:
-        with gg.GradientTape() as tape:
-            tape.watch(x)
-            y = _chain(x)
-        return tape.gradient(y, x).numpy()
+        return _gradient_of_chain(x, v).numpy()
     finally:
         _donation.donating = saved
 
@@ -176,10 +173,12 @@ def _sweep_gradient(x, donate):
 def test_donation_gives_the_bits_of_no_donation(shape_name, dtype, view):
     dtype = np_dtype(dtype)
     x, held = _sweep_input(shape_name, dtype, view)
+    v = gg.Variable(values(SWEEP_SHAPES[shape_name], dtype, seed=7))  # a variable the chain reads
+    held.append(v)
     kept = [np.array(h.numpy() if isinstance(h, gg.Tensor) else h, copy=True) for h in held]
-    without = _sweep_gradient(x, donate=False)
-    with_donation = _sweep_gradient(x, donate=_donation.donating)
-    traced = gg.function(lambda x: _gradient_of_chain(x))
+    without = _sweep_gradient(x, False, v)
+    with_donation = _sweep_gradient(x, _donation.donating, v)
+    traced = gg.function(lambda x: _gradient_of_chain(x, v))
     replays = [traced(x).numpy() for _ in range(3)]  # traced, then replayed
     for got in [with_donation] + replays:
         assert_same(got, without)
@@ -187,10 +186,10 @@ def test_donation_gives_the_bits_of_no_donation(shape_name, dtype, view):
         assert_same(h.numpy() if isinstance(h, gg.Tensor) else h, k)
 
 
-def _gradient_of_chain(x):
+def _gradient_of_chain(x, v=None):
     with gg.GradientTape() as tape:
         tape.watch(x)
-        y = _chain(x)
+        y = _chain(x if v is None else x * v)
     return tape.gradient(y, x)
 
 
@@ -280,19 +279,25 @@ def _train(make_opt, loss_name, shape, dtype, mode, device="cpu", steps=3):
     x_user = values(shape, dtype, seed=9, low=0.5 / max(size, 1), high=1.5 / max(size, 1))  # a loss near 1
     x_kept = x_user.copy()
     x = gg.tensor(x_user, device=device)
+    bystander_kept = values(shape, dtype, seed=5)
+    bystander = gg.Variable(bystander_kept, device=device)  # a variable the loss reads and no one trains
     opt = make_opt()
+
+    def total(x):
+        return loss(ws, x) + gg.sum(gg.square(bystander) * x)
 
     def step(x):
         if mode == "apply":
-            opt.apply_gradients(opt.compute_gradients(lambda: loss(ws, x), ws))
+            opt.apply_gradients(opt.compute_gradients(lambda: total(x), ws))
             return None
-        return opt.minimize(lambda: loss(ws, x), ws)
+        return opt.minimize(lambda: total(x), ws)
 
     run = gg.function(step) if mode == "function" else step
     for _ in range(steps):
         run(x)
     assert_same(x_user, x_kept)
     assert_same(x.numpy(), x_kept)
+    assert_same(bystander.numpy(), bystander_kept)
     return [w.numpy() for w in ws]
 
 
