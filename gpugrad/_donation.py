@@ -2,7 +2,8 @@
 
 The sweep (:mod:`gpugrad._sweep`) lends ``dy``'s array while it runs a rule
 registered ``donates_dy`` whose ``dy`` nothing else holds (exact reference
-counts say so; :data:`donating` says whether this interpreter has them). The
+counts say so; :data:`donating` says whether this interpreter has them) and
+whose array :func:`gpugrad._ownership.may_write_in_place` allows. The
 first hot gradient op declared ``reuses_dy`` that computes a result of that
 array's shape and dtype takes it (:func:`take`) and writes its result into it;
 the sweep clears the slot when the rule returns. The slot is per process: the
@@ -18,12 +19,14 @@ Example:
 """
 import sys
 
+from ._ownership import MIN_SIZE
+
 __all__ = ["donating", "DONATE_MIN_SIZE", "lent", "take"]
 
 # Reusing a dying gradient's buffer needs exact reference counts: CPython before 3.14, with the GIL.
 donating = (sys.implementation.name == "cpython" and sys.version_info < (3, 14)
             and getattr(sys, "_is_gil_enabled", lambda: True)())
-DONATE_MIN_SIZE = 1 << 15  # elements: below this a fresh allocation costs nothing
+DONATE_MIN_SIZE = MIN_SIZE  # elements: below this a fresh allocation costs nothing
 
 lent = [None]  # the array lent now, or None
 

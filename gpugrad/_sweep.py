@@ -17,12 +17,11 @@ Its two speed mechanisms each sit in one place: early release (each record
 and gradient is dropped once its op is done, and with ``release`` the
 records themselves, so memory falls during the sweep) and declared buffer
 reuse (a rule registered ``donates_dy`` may write into its upstream gradient
-when exact reference counts show nothing else holds it; see
-``gpugrad._donation``). Rules run with gpugrad ops, so a tape that
+when exact reference counts show nothing else holds it and
+``gpugrad._ownership.may_write_in_place`` allows its array; see ``gpugrad._donation``). Rules run with gpugrad ops, so a tape that
 records while the sweep runs records the gradient computation: that is how
 second and higher derivatives work.
 """
-import sys
 from sys import getrefcount
 
 from . import _donation, anomaly
@@ -37,6 +36,7 @@ from ._tracing import declare
 from ._tracing import state as _trace_state
 
 from ._donation import DONATE_MIN_SIZE
+from ._ownership import may_write_in_place
 from . import _dtypes as _dt
 
 
@@ -165,7 +165,7 @@ def _sweep(on_path, grads, source_ids, reached, anomaly_cell, finals):
     rules, reading_outputs, donating_dy = registry.rules, registry.rules_reading_outputs, registry.rules_donating_dy
     new = object.__new__
     # donation needs exact reference counts and no tape of this thread recording the sweep
-    donate_min = DONATE_MIN_SIZE if _donation.donating and not active_tapes() else sys.maxsize
+    donate = _donation.donating and not active_tapes()
     tracing = _trace_state.active  # non-empty while a gg.function traces: each rule call is declared to it
     while on_path:
         if finals is not None:
@@ -201,9 +201,11 @@ def _sweep(on_path, grads, source_ids, reached, anomaly_cell, finals):
             rec = outputs = None
             if out_grads is None:
                 # a rule that declares donates_dy may write into dy's buffer when nothing else can see
-                # it: this loop holds the only reference (dy; getrefcount adds one), no tape records
-                if (op_type in donating_dy and dy._data.size >= donate_min and key not in source_ids
-                        and getrefcount(dy) == 2 and getrefcount(dy._data) == 2 and dy._data.base is None):
+                # it: this loop holds the only reference (dy; getrefcount adds one), no tape records,
+                # and the ownership rule allows the array (not a view, not 0-d, large, not a plan's)
+                if (donate and op_type in donating_dy and key not in source_ids
+                        and may_write_in_place(dy._data, DONATE_MIN_SIZE)
+                        and getrefcount(dy) == 2 and getrefcount(dy._data) == 2):
                     _donation.lent[0] = dy._data
                     try:
                         in_grads = rule(op, dy) if not tracing else _declared_call(rule, (op, dy))

@@ -6,7 +6,10 @@
   again under a collecting recording and copies what it made into the buffers;
 - buffers are shared by liveness: a kernel step's output takes the array of an earlier
   output of the same shape, dtype and strides once every reader of that one has run (never
-  an array a view looks into, an input, an output returned, or one a call step reads);
+  an array a view looks into, an input, an output returned, or one a call step reads; and only
+  where :func:`gpugrad._ownership.may_write_in_place` allows, as for the other speed mechanisms);
+- the plan holds its buffers (:func:`gpugrad._ownership.hold`) while it lives, so that no other
+  mechanism writes into them;
 - the result's tensors are copied out on every call, so what a call returns is the caller's.
 
 Example:
@@ -20,9 +23,14 @@ Example:
     >>> plan.run([np.array([0.0, 1.0], np.float32)]).numpy().tolist()
     [1.0, 4.0]
 """
+import weakref
+from collections import Counter
+
 import numpy as np
 
 from .. import _nest as nest
+from .. import _ownership
+from .._ownership import MIN_SIZE, may_write_in_place
 from .._recorder import collecting_recording, pop_tape, push_tape
 from ..backend import CPU
 from ..errors import TraceError
@@ -153,7 +161,10 @@ def compile_plan(capture, result):
     moved, last_read = _share_buffers(capture, steps, returned)
     for i, s in enumerate(steps):
         if isinstance(s, CallStep) and s.fn is declare.undeclared(Optimizer._apply_pairs):
-            s.args = (s.args[0], [(g, v, _dead_after(g._data, i, last_read, returned, capture)) for g, v, _ in s.args[1]])
+            pairs = s.args[1]
+            readers = Counter(id(_root_array(g._data)) for g, _, _ in pairs)  # a buffer two pairs read: no scratch
+            s.args = (s.args[0], [(g, v, readers[id(_root_array(g._data))] == 1
+                                   and _dead_after(g._data, i, last_read, returned, capture)) for g, v, _ in pairs])
     for t in capture.tensors.values():  # the trace's tensors follow their arrays into shared buffers
         target = moved.get(id(t._data))
         if target is not None:
@@ -183,15 +194,29 @@ def compile_plan(capture, result):
         gpu = graphs.GpuReplay(list(zip(compiled, safe)), device, stats)
     elif len(devices) > 1:
         stats["graph"] = "no CUDA graph: the plan spans several devices"
-    return Plan(capture.inputs, compiled, outputs, structure, guards, stats, gpu)
+    plan = Plan(capture.inputs, compiled, outputs, structure, guards, stats, gpu)
+    _hold(plan, capture, moved, guards)
+    return plan
+
+
+def _hold(plan, capture, moved, guards):
+    """Mark the buffers ``plan`` writes and reads (and the variables' arrays it is bound to) as held while it
+    lives. The finalizer keeps them alive as long as their ids are registered."""
+    arrays = [a for key, a in capture.buffers.items() if key not in moved] + [a for _, a in guards]
+    weakref.finalize(plan, _release, _ownership.hold(arrays), arrays)
+
+
+def _release(ids, arrays):
+    _ownership.release(ids)
 
 
 def _dead_after(a, i, last_read, returned, capture):
     """Whether buffer ``a`` is scratch once step ``i`` has read it: the plan's own, read last there, not
-    returned, not a view or viewed: so the optimizers' update may overwrite a gradient (as ``minimize``'s
-    eager scratch does, to the same bits) without a temporary."""
+    returned, not viewed, and one the ownership rule allows at ``minimize``'s size: so the optimizers' update
+    may overwrite a gradient (as ``minimize``'s eager scratch does, to the same bits) without a temporary."""
     key = id(a)
-    return (a.base is None and last_read.get(key) == i and key not in returned and key in capture.buffers
+    return (may_write_in_place(a, MIN_SIZE) and last_read.get(key) == i and key not in returned
+            and key in capture.buffers
             and key not in capture.viewed and key not in capture.var_arrays
             and all(b is not a for b, _ in capture.inputs))
 
@@ -226,14 +251,14 @@ def _share_buffers(capture, steps, returned):
     for i, s in enumerate(steps):
         if isinstance(s, KernelStep):
             for a in s.outputs:
-                if id(a) in pinned or a.base is not None or id(a) in moved:
+                if id(a) in pinned or id(a) in moved or not may_write_in_place(a, 1):
                     continue
                 pool = free.get(_layout(a))
                 if pool:
                     moved[id(a)] = pool.pop()
         for a_id in dying.get(i, ()):
             a = capture.buffers.get(a_id)
-            if a is None or a_id in pinned or a.base is not None:
+            if a is None or a_id in pinned or not may_write_in_place(a, 1):
                 continue
             a = moved.get(a_id, a)
             free.setdefault(_layout(a), []).append(a)
@@ -250,7 +275,7 @@ def _arena(steps, pinned, last_read):
     for i, s in enumerate(steps):
         if isinstance(s, KernelStep):
             for a in s.outputs:
-                if id(a) not in pinned and a.base is None and a.flags.c_contiguous and a.nbytes:
+                if id(a) not in pinned and may_write_in_place(a, 1) and a.flags.c_contiguous:
                     spans.append((i, max(last_read.get(id(a), i), i), a))
     placed = []  # (offset, end offset, last step, array)
     live = []

@@ -11,7 +11,8 @@ old value refuses to use it) and counts steps in ``iterations``. Updates run
 on raw arrays: they are never recorded on a tape. A subclass may also
 implement ``_update_scratch(var, param, grad, lr, state)``, called instead of
 ``_update`` when ``grad`` is scratch: an array only ``minimize`` holds, which
-the update may overwrite (it saves a temporary the size of the variable).
+the update may overwrite (it saves a temporary the size of the variable), and
+which :func:`gpugrad._ownership.may_write_in_place` allows.
 
 Example:
     >>> import gpugrad as gg
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 from ..backend import CPU
 from ..errors import DeviceError, DTypeError, ShapeError
 from .. import _donation
+from .._ownership import may_write_in_place
 from .. import _nest as nest
 from .. import _dtypes as _dt
 from ..tape import GradientTape
@@ -320,9 +322,9 @@ class Optimizer:
                     and var._data.dtype.kind == "f"):
                 grad = self._checked(grad, var)
             # scratch: held by its pair, `grad` and getrefcount alone (not twice in the list, not by the
-            # caller), and its array by it alone, not a view
-            free = (scratch and getrefcount(grad) == 3 and getrefcount(grad._data) == 2
-                    and grad._data.base is None)
+            # caller), its array by it alone, and the ownership rule allows it (not a view, not 0-d, large)
+            free = (scratch and may_write_in_place(grad._data) and getrefcount(grad) == 3
+                    and getrefcount(grad._data) == 2)
             pairs.append((grad, var, free))
         if not pairs:
             if seen:
