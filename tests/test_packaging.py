@@ -103,8 +103,10 @@ def test_the_build_requirement_reads_spdx_licences():
 
 def test_the_classifiers_name_each_supported_python():
     classifiers = PYPROJECT["project"]["classifiers"]
-    lowest = PYPROJECT["project"]["requires-python"].removeprefix(">=")
-    assert lowest == PYTHON_VERSIONS[0]
+    lowest, above = PYPROJECT["project"]["requires-python"].split(",")
+    assert lowest == f">={PYTHON_VERSIONS[0]}"
+    major, minor = PYTHON_VERSIONS[-1].split(".")
+    assert above == f"<{major}.{int(minor) + 1}"  # no newer Python than CI tests
     for version in PYTHON_VERSIONS:
         assert f"Programming Language :: Python :: {version}" in classifiers
     for prefix in ("Development Status :: ", "Environment :: GPU :: NVIDIA CUDA", "Operating System :: OS Independent",
