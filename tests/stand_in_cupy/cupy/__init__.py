@@ -79,6 +79,8 @@ def asarray(a, dtype=None, order=None, *, copy=None, blocking=False):
     """``a`` on the device: a stand-in array itself (or cast, if ``dtype`` asks), anything else copied over."""
     if isinstance(a, ndarray):
         host = a._host if dtype is None else _cast(a._host, dtype, copy=False)
+        if cuda._capturing() and (host is not a._host or copy or order is not None):
+            cuda._refuse("cupy.asarray making a new array (an allocation)")
         if order is not None:
             host = _np.asarray(host, order=order)
         if copy and host is a._host:
@@ -166,6 +168,10 @@ def clip(a, a_min, a_max, out=None):
         a_min = -_np.inf if _is_float(x.dtype) else _np.iinfo(x.dtype).min
     if a_max is None:
         a_max = _np.inf if _is_float(x.dtype) else _np.iinfo(x.dtype).max
+    if cuda._capturing():
+        if out is None:
+            cuda._refuse("cupy.clip without out= (an allocation)")
+        return cuda._defer(lambda: clip(a, a_min, a_max, out=out), "clip") or out
     lo, hi = _operand(a_min, "clip"), _operand(a_max, "clip")
     dtype = _np.result_type(x, lo, hi)
     x, lo, hi = (_np.asarray(v).astype(dtype) for v in (x, lo, hi))
@@ -178,6 +184,8 @@ def clip(a, a_min, a_max, out=None):
 
 def where(condition, x=None, y=None):
     """CuPy's where: the condition must be a CuPy array, ``x`` and ``y`` ufunc operands (no lists)."""
+    if cuda._capturing():
+        cuda._refuse("cupy.where (an allocation)")
     missing = (x is None, y is None).count(True)
     if missing == 1:
         raise ValueError("Must provide both 'x' and 'y' or neither.")
@@ -193,6 +201,10 @@ def take(a, indices, axis=None, out=None):
     """CuPy's take: out-of-bounds indices wrap around (NumPy raises ``IndexError``)."""
     if not isinstance(a, ndarray):
         raise TypeError(f"Unsupported type {type(a)}: cupy.take takes from a CuPy array")
+    if cuda._capturing():
+        if out is None:
+            cuda._refuse("cupy.take without out= (an allocation)")
+        return cuda._defer(lambda: take(a, indices, axis=axis, out=out), "take") or out
     result = _np.take(a._host, _np.asarray(_to_host(indices, "an index", allow_numpy=True)), axis=axis, mode="wrap")
     if out is not None:
         out._host[...] = result

@@ -74,6 +74,44 @@ def _defer(work, what):
     _capture_stream[0]._recorded.append((work, what))
 
 
+# What CuPy 14.2 itself raises while the current stream captures (the wheel's messages are checked by
+# tests/test_stand_in_capture.py against the strings compiled into the real modules):
+# - cupy_backends/cuda/libs/{cublas,cusolver,curand}.pyx ``setStream``: every call of the library sets its
+#   handle's stream first, and that raises NotImplementedError while the stream captures;
+# - cupy/cuda/memory.pyx ``MemoryPointer.copy_to_host_async`` (``ndarray.get``, and so ``item``, ``tolist``,
+#   ``bool``, ``float``, ``int``, ``cupy.asnumpy``) and ``copy_from_host_async`` (``cupy.asarray`` of host data):
+#   RuntimeError; ``copy_to_host`` / ``copy_from_host`` / ``memset``: the "synchronous API calls" one;
+# - cupy/cuda/stream.pyx ``_BaseStream.begin_capture``: not on the default (legacy) stream.
+# CUB (cupy/cuda/cub.pyx) and Thrust (cupy/cuda/thrust.pyx) check nothing: their workspace comes from the
+# memory pool (relaxed capture mode lets it grow), so the capture succeeds and the graph keeps writing into
+# temporaries the pool hands out again after it. The stand-in refuses those (``_refuse_temporaries``).
+LIBRARY_MESSAGE = "calling {} API during stream capture is currently unsupported"
+HOST_TRANSFER_MESSAGE = "the current stream is capturing, so {} transfers are disallowed"
+SYNCHRONOUS_MESSAGE = "the current stream is capturing, so synchronous API calls are disallowed"
+LEGACY_STREAM_MESSAGE = "cannot capture on the default (legacy) stream"
+
+
+def _refuse_library(library):
+    """A call into cuBLAS, cuSOLVER or cuRAND while a stream captures: CuPy's ``setStream`` raises."""
+    if _capture_stream:
+        raise NotImplementedError(LIBRARY_MESSAGE.format(library))
+
+
+def _refuse_host_transfer(direction):
+    """A device-to-host (``"D2H"``) or host-to-device (``"H2D"``) copy while a stream captures."""
+    if _capture_stream:
+        raise RuntimeError(HOST_TRANSFER_MESSAGE.format(direction))
+
+
+def _refuse_temporaries(what):
+    """A CuPy routine that takes temporaries from the memory pool (CUB or Thrust workspace, copies of its
+    operands) while a stream captures. CuPy lets it: the graph would hold memory freed after the capture."""
+    if _capture_stream:
+        raise _CaptureError(f"{what} takes temporaries from CuPy's memory pool while a stream captures; CuPy does "
+                            f"not refuse it, but the graph would keep using memory the pool hands out again "
+                            f"after the capture (the CuPy stand-in refuses it)")
+
+
 def _refuse(what):
     """The error CUDA raises for ``what`` during a capture (cudaErrorStreamCaptureUnsupported)."""
     raise _CaptureError(f"cudaErrorStreamCaptureUnsupported: {what} while a stream is capturing (the CuPy "
@@ -103,6 +141,8 @@ class Stream:
         return False
 
     def begin_capture(self, mode=None):
+        if self.ptr in (0, 1):
+            raise RuntimeError(LEGACY_STREAM_MESSAGE)
         if _capture_stream:
             raise _CaptureError("cudaErrorIllegalState: a stream captures already")
         self._recorded = []
