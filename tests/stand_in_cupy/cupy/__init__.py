@@ -40,6 +40,21 @@ here as it would on a GPU:
   array with more than one element (the host build takes params by value):
   ``NotImplementedError``.
 
+While a stream captures (``Stream.begin_capture`` to ``end_capture``) it records
+launches into arrays that exist (ufuncs and kernels given ``out=``, ``copyto``,
+assignment) and refuses, as CuPy 14.2 does (``tests/test_stand_in_capture.py``
+finds each message in the real wheel): cuBLAS products of floats (``matmul``,
+``dot``, ``@``, ``tensordot``, ``einsum`` ...), cuSOLVER (``linalg``) and cuRAND
+(``random``) calls, ``NotImplementedError('calling cuBLAS API during stream
+capture is currently unsupported')``; host transfers (``get``, ``item``,
+``tolist``, ``bool``, ``float``, ``int``, ``asnumpy``, ``asarray`` of host data),
+``RuntimeError('the current stream is capturing, so D2H transfers are
+disallowed')``; a capture on the legacy stream. It also refuses what CuPy lets
+through to a graph that writes into freed memory: any allocation, and the pool
+temporaries of CuPy's routines (CUB reductions and scans, Thrust sorts, the
+CUB sum of a vector . vector product, integer products, a ufunc's copy of an
+operand overlapping its output).
+
 Where CuPy computes differently from NumPy it computes as CuPy (see
 ``_array``, ``_ufunc`` and :func:`clip`, :func:`where`, :func:`take`):
 out-of-bounds integer-array indices wrap, float-to-integer casts saturate,
@@ -47,7 +62,12 @@ out-of-bounds integer-array indices wrap, float-to-integer casts saturate,
 based, integer powers take negative exponents, and no floating-point error
 warns. Reductions return 0-d arrays, not NumPy scalars, as CuPy's do.
 
-What it cannot show: speed, memory (its pool reports 0 bytes), streams,
+What it cannot show: speed, memory (its pool reports 0 bytes), streams (so a
+capture is refused whatever stream is current, and an event or another stream
+cannot join one), what CUDA's driver itself refuses in a capture beyond CuPy's
+checks (synchronising another stream or event, a kernel CuPy launches with
+temporaries it does not list here: ``_routines`` of CuPy this list misses
+capture as kernels), whether a graph replays faster than its launches,
 several GPUs, the random numbers CuPy draws, the order in which a GPU
 reduction adds (so the last bits of sums), and the last bits where NVRTC
 contracts multiply-adds and flushes subnormals (the host build does neither;

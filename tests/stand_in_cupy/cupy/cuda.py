@@ -80,27 +80,26 @@ def _defer(work, what):
 #   handle's stream first, and that raises NotImplementedError while the stream captures;
 # - cupy/cuda/memory.pyx ``MemoryPointer.copy_to_host_async`` (``ndarray.get``, and so ``item``, ``tolist``,
 #   ``bool``, ``float``, ``int``, ``cupy.asnumpy``) and ``copy_from_host_async`` (``cupy.asarray`` of host data):
-#   RuntimeError; ``copy_to_host`` / ``copy_from_host`` / ``memset``: the "synchronous API calls" one;
+#   RuntimeError (``copy_to_host``, ``copy_from_host`` and ``memset``, which gpugrad does not call, refuse too);
 # - cupy/cuda/stream.pyx ``_BaseStream.begin_capture``: not on the default (legacy) stream.
 # CUB (cupy/cuda/cub.pyx) and Thrust (cupy/cuda/thrust.pyx) check nothing: their workspace comes from the
 # memory pool (relaxed capture mode lets it grow), so the capture succeeds and the graph keeps writing into
 # temporaries the pool hands out again after it. The stand-in refuses those (``_refuse_temporaries``).
-LIBRARY_MESSAGE = "calling {} API during stream capture is currently unsupported"
-HOST_TRANSFER_MESSAGE = "the current stream is capturing, so {} transfers are disallowed"
-SYNCHRONOUS_MESSAGE = "the current stream is capturing, so synchronous API calls are disallowed"
-LEGACY_STREAM_MESSAGE = "cannot capture on the default (legacy) stream"
+_LIBRARY_MESSAGE = "calling {} API during stream capture is currently unsupported"
+_HOST_TRANSFER_MESSAGE = "the current stream is capturing, so {} transfers are disallowed"
+_LEGACY_STREAM_MESSAGE = "cannot capture on the default (legacy) stream"
 
 
 def _refuse_library(library):
     """A call into cuBLAS, cuSOLVER or cuRAND while a stream captures: CuPy's ``setStream`` raises."""
     if _capture_stream:
-        raise NotImplementedError(LIBRARY_MESSAGE.format(library))
+        raise NotImplementedError(_LIBRARY_MESSAGE.format(library))
 
 
 def _refuse_host_transfer(direction):
     """A device-to-host (``"D2H"``) or host-to-device (``"H2D"``) copy while a stream captures."""
     if _capture_stream:
-        raise RuntimeError(HOST_TRANSFER_MESSAGE.format(direction))
+        raise RuntimeError(_HOST_TRANSFER_MESSAGE.format(direction))
 
 
 def _refuse_temporaries(what):
@@ -142,7 +141,7 @@ class Stream:
 
     def begin_capture(self, mode=None):
         if self.ptr in (0, 1):
-            raise RuntimeError(LEGACY_STREAM_MESSAGE)
+            raise RuntimeError(_LEGACY_STREAM_MESSAGE)
         if _capture_stream:
             raise _CaptureError("cudaErrorIllegalState: a stream captures already")
         self._recorded = []
