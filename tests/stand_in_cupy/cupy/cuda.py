@@ -58,6 +58,7 @@ class MemoryPointer:
 
 
 _capture_stream = []  # the Stream that captures now (at most one), as CUDA's stream capture
+_refused_in_capture = []  # each refusal raised while a stream captured: tests/conftest.py fails a GPU test that met one
 
 
 class _CaptureError(RuntimeError):
@@ -93,12 +94,14 @@ _LEGACY_STREAM_MESSAGE = "cannot capture on the default (legacy) stream"
 def _refuse_library(library):
     """A call into cuBLAS, cuSOLVER or cuRAND while a stream captures: CuPy's ``setStream`` raises."""
     if _capture_stream:
+        _refused_in_capture.append(_LIBRARY_MESSAGE.format(library))
         raise NotImplementedError(_LIBRARY_MESSAGE.format(library))
 
 
 def _refuse_host_transfer(direction):
     """A device-to-host (``"D2H"``) or host-to-device (``"H2D"``) copy while a stream captures."""
     if _capture_stream:
+        _refused_in_capture.append(_HOST_TRANSFER_MESSAGE.format(direction))
         raise RuntimeError(_HOST_TRANSFER_MESSAGE.format(direction))
 
 
@@ -106,6 +109,7 @@ def _refuse_temporaries(what):
     """A CuPy routine that takes temporaries from the memory pool (CUB or Thrust workspace, copies of its
     operands) while a stream captures. CuPy lets it: the graph would hold memory freed after the capture."""
     if _capture_stream:
+        _refused_in_capture.append(f"{what}: pool temporaries")
         raise _CaptureError(f"{what} takes temporaries from CuPy's memory pool while a stream captures; CuPy does "
                             f"not refuse it, but the graph would keep using memory the pool hands out again "
                             f"after the capture (the CuPy stand-in refuses it)")
@@ -113,6 +117,7 @@ def _refuse_temporaries(what):
 
 def _refuse(what):
     """The error CUDA raises for ``what`` during a capture (cudaErrorStreamCaptureUnsupported)."""
+    _refused_in_capture.append(what)
     raise _CaptureError(f"cudaErrorStreamCaptureUnsupported: {what} while a stream is capturing (the CuPy "
                         f"stand-in captures only work into arrays that exist: ufuncs with out=, kernels given "
                         f"their outputs, copyto, assignment)")
