@@ -100,8 +100,8 @@ def _refuse_overlap_copies(name, inputs, outs):
     """CuPy's ufunc copies an input that may share memory with an output it is not (``_copy_in_args_if_needed``
     in cupy/_core/_kernel.pyx): a temporary from the pool, refused while a stream captures."""
     for a in inputs:
-        if isinstance(a, ndarray) and any(isinstance(o, ndarray) and a is not o and np.may_share_memory(a._host, o._host)
-                                          for o in outs):
+        if isinstance(a, ndarray) and any(isinstance(o, ndarray) and a is not o
+                                          and np.may_share_memory(a._host, o._host) for o in outs):
             cuda._refuse_temporaries(f"cupy.{name} of an operand that overlaps its output (CuPy copies it)")
 
 
