@@ -16,11 +16,9 @@ import re
 import zlib
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from tests.conftest import skip_or_fail
-from tests.test_stand_in_contract import in_stand_in
+from tests.conftest import run_in_stand_in as in_stand_in, skip_or_fail
 
 ROOT = Path(__file__).resolve().parent.parent
 CUDA_PY = ROOT / "tests" / "stand_in_cupy" / "cupy" / "cuda.py"
