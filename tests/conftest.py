@@ -56,6 +56,40 @@ DOCTESTS_NEEDING_ML_DTYPES = {"gpugrad._dtypes.bfloat16", "gpugrad._dtypes.resol
 HAVE_ML_DTYPES = importlib.util.find_spec("ml_dtypes") is not None
 
 
+def run_in_stand_in(code, tmp_path):
+    """Run Python ``code`` in a process whose ``cupy`` is the stand-in (``tests/stand_in_cupy``); its stdout."""
+    import subprocess
+    import sys
+    import textwrap
+
+    root = Path(__file__).resolve().parent.parent
+    env = {k: v for k, v in os.environ.items() if k not in ("GPUGRAD_DEVICE", "GPUGRAD_STAND_IN_RECORD")}
+    env.update(PYTHONPATH=os.pathsep.join([str(root / "tests" / "stand_in_cupy"), str(root)]),
+               CUPY_CACHE_DIR=str(tmp_path / "cupy"), GPUGRAD_STAND_IN_CUPY="1")
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env,
+                          cwd=root, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+@pytest.fixture(autouse=True)
+def _nothing_refused_in_a_capture():
+    """On the CuPy stand-in: a test during which a stream capture met a refusal (a cuBLAS call, a host read, an
+    allocation: see tests/stand_in_cupy/cupy/cuda.py) fails, though gg.function ran the segment's steps one by
+    one and got the right numbers: on a GPU that segment would never be a graph."""
+    yield
+    if os.environ.get("GPUGRAD_STAND_IN_CUPY") != "1":
+        return
+    import sys
+
+    cuda = getattr(sys.modules.get("cupy"), "cuda", None)
+    refused = getattr(cuda, "_refused_in_capture", None)
+    if refused:
+        met = list(refused)
+        refused.clear()
+        pytest.fail(f"a stream capture met what CuPy 14.2 refuses or what would corrupt a graph: {met}")
+
+
 def pytest_collection_modifyitems(config, items):
     skip = pytest.mark.skip(reason="no usable CUDA GPU on this machine (gg.devices() lists only the CPU)")
     no_bfloat16 = pytest.mark.skip(reason="its example shows bfloat16, which needs ml_dtypes: pip install -e "

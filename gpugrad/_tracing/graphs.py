@@ -1,12 +1,15 @@
 """CUDA Graphs for a plan on a GPU: each run of graph-safe kernel steps captured once, then launched.
 
-A kernel step is graph-safe when its call writes into arrays that exist already and makes none:
-a ufunc with ``out=``, ``matmul`` of C-contiguous operands into its output, a fused kernel given its
-outputs, ``copyto`` (:func:`.kernels.graph_safe` says which). An array made while a stream
-captures would come from CuPy's pool and go back to it after the capture, while the graph kept
-writing into it: so nothing else is captured. Call steps (the optimizers' update, whose learning
-rate is a host number each step; random draws, whose generator state lives on the host; any op
-replayed by calling it) run between the graphs, on the same stream, in the same order.
+A kernel step is graph-safe when its call is one kernel launch that writes into arrays that exist
+already and makes none, reads nothing back to the host and calls no CUDA library: a ufunc with
+``out=``, a fused kernel given its outputs, ``copyto`` (:func:`.kernels.graph_safe` says which).
+An array made while a stream captures (by the step, or inside a CuPy routine: CUB's and Thrust's
+workspace, a copy of an operand) would come from CuPy's pool and go back to it after the capture,
+while the graph kept writing into it; CuPy 14.2 refuses cuBLAS, cuSOLVER and cuRAND calls and host
+transfers while a stream captures. So nothing else is captured: the products (matmul, dense,
+convolutions: cuBLAS), reductions (CUB), sorts (Thrust), the optimizers' update (a host learning rate
+each step), random draws (cuRAND, a host generator state) and any op replayed by calling it run
+between the graphs, on the same stream, in the same order.
 
 The first replay captures each segment (``cupy.cuda.Stream.begin_capture`` / ``end_capture``) and
 launches it; later replays launch it. A segment whose capture raises runs its steps one by one
@@ -100,8 +103,11 @@ class GpuReplay:
                 n_captured += len(group)
             else:
                 self.items.extend(group)
-        stats["graph"] = (f"CUDA graphs: {n_graphs} segments hold {n_captured} of {len(steps)} steps"
-                          if n_graphs else "no CUDA graph: no run of graph-safe kernel steps")
+        # a graph-safe step is one launch; each other step is one launch or more, run between the graphs
+        stats["graph"] = (f"CUDA graphs: {n_graphs} segments, {n_captured} of {len(steps)} steps graphed "
+                          f"(one launch each, the rest run between the graphs)"
+                          if n_graphs else f"no CUDA graph: no run of graph-safe kernel steps among {len(steps)} steps")
+        stats["graphed_steps"], stats["graph_segments"] = n_captured, n_graphs
 
     def _failed(self, reason):
         self.stats["graph"] = f"a CUDA graph capture failed, its steps run one by one: {reason}"

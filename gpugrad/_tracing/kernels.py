@@ -60,10 +60,10 @@ FILLS_INPUTS = _Declared("fills_inputs")  # op type -> inputs its kernel compute
 
 
 def graph_safe(op_type, inputs, attrs, outputs):
-    """Whether the kernel of ``op_type`` on a GPU writes into its outputs and allocates nothing, so a CUDA
-    Graph may hold it (see :mod:`.graphs`): C-contiguous arrays, and what its declaration says of them
-    (ufuncs with ``out=`` and ReLU; ``matmul`` of untransposed operands; hot gradients' fused kernels;
-    ``dense`` with relu, tanh or none).
+    """Whether the kernel of ``op_type`` on a GPU is one launch that writes into its outputs, allocates nothing
+    (nor does a CuPy routine inside it), reads nothing to the host and calls no CUDA library, so a CUDA Graph
+    may hold it (see :mod:`.graphs`): C-contiguous arrays, and what its declaration says of them (ufuncs with
+    ``out=`` and ReLU; hot gradients' fused kernels). Products (cuBLAS) never are.
 
     Example:
         >>> import numpy as np

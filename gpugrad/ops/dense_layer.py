@@ -106,12 +106,9 @@ def dense_array(dev, x, kernel, bias, activation, out=None):
     return out
 
 
-def _dense_graph_safe(inputs, attrs, outputs):
-    # sigmoid_array makes arrays of its own; relu and tanh go in place
-    return (attrs is None or attrs["activation"] in ("relu", "tanh")) and replay.floats_of_one_dtype(inputs, outputs)
-
-
-@replay.replays("Dense", graph_safe=_dense_graph_safe)
+# Never in a CUDA Graph: its product is cuBLAS's, refused while a stream captures (see MatMul's replay in
+# linalg.py); the bias and activation after it are one or two launches, not worth a graph of their own.
+@replay.replays("Dense")
 def _dense_replay(inputs, attrs, outputs, device):
     # dense_array into the output (operands of its dtype: the product is not narrowed into a fresh array)
     x, kernel = inputs[0], inputs[1]

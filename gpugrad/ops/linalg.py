@@ -89,13 +89,12 @@ def _rmatmul(self, other):
     return matmul(other, self)
 
 
-def _matmul_graph_safe(inputs, attrs, outputs):
-    # a transposed operand is not C-contiguous: CuPy's matmul copies it
-    return not (attrs or {}).get("transpose_a") and not (attrs or {}).get("transpose_b") \
-        and replay.floats_of_one_dtype(inputs, outputs)
-
-
-@replay.replays("MatMul", graph_safe=_matmul_graph_safe)
+# Never in a CUDA Graph (graph_safe None): CuPy 14.2 multiplies floats through cuBLAS, whose every call
+# raises NotImplementedError while a stream captures (cupy_backends/cuda/libs/cublas.pyx setStream); a product
+# of one element (vector . vector) goes through CUB with temporaries from the pool, integers through CuPy's own
+# kernels on contiguous copies (cupy/_core/_routines_linalg.pyx tensordot_core). A product runs between the
+# graphs as one cuBLAS launch: a graph would save that one launch's host cost, no more.
+@replay.replays("MatMul")
 def _matmul_replay(inputs, attrs, outputs, device):
     # matmul's xp.matmul of the swapped views, into the output (float operands of one dtype: no narrowing)
     if len(outputs) != 1 or not replay.floats_of_one_dtype(inputs, outputs):

@@ -40,6 +40,21 @@ here as it would on a GPU:
   array with more than one element (the host build takes params by value):
   ``NotImplementedError``.
 
+While a stream captures (``Stream.begin_capture`` to ``end_capture``) it records
+launches into arrays that exist (ufuncs and kernels given ``out=``, ``copyto``,
+assignment) and refuses, as CuPy 14.2 does (``tests/test_stand_in_capture.py``
+finds each message in the real wheel): cuBLAS products of floats (``matmul``,
+``dot``, ``@``, ``tensordot``, ``einsum`` ...), cuSOLVER (``linalg``) and cuRAND
+(``random``) calls, ``NotImplementedError('calling cuBLAS API during stream
+capture is currently unsupported')``; host transfers (``get``, ``item``,
+``tolist``, ``bool``, ``float``, ``int``, ``asnumpy``, ``asarray`` of host data),
+``RuntimeError('the current stream is capturing, so D2H transfers are
+disallowed')``; a capture on the legacy stream. It also refuses what CuPy lets
+through to a graph that writes into freed memory: any allocation, and the pool
+temporaries of CuPy's routines (CUB reductions and scans, Thrust sorts, the
+CUB sum of a vector . vector product, integer products, a ufunc's copy of an
+operand overlapping its output).
+
 Where CuPy computes differently from NumPy it computes as CuPy (see
 ``_array``, ``_ufunc`` and :func:`clip`, :func:`where`, :func:`take`):
 out-of-bounds integer-array indices wrap, float-to-integer casts saturate,
@@ -47,7 +62,12 @@ out-of-bounds integer-array indices wrap, float-to-integer casts saturate,
 based, integer powers take negative exponents, and no floating-point error
 warns. Reductions return 0-d arrays, not NumPy scalars, as CuPy's do.
 
-What it cannot show: speed, memory (its pool reports 0 bytes), streams,
+What it cannot show: speed, memory (its pool reports 0 bytes), streams (so a
+capture is refused whatever stream is current, and an event or another stream
+cannot join one), what CUDA's driver itself refuses in a capture beyond CuPy's
+checks (synchronising another stream or event, a kernel CuPy launches with
+temporaries it does not list here: ``_routines`` of CuPy this list misses
+capture as kernels), whether a graph replays faster than its launches,
 several GPUs, the random numbers CuPy draws, the order in which a GPU
 reduction adds (so the last bits of sums), and the last bits where NVRTC
 contracts multiply-adds and flushes subnormals (the host build does neither;
@@ -79,6 +99,8 @@ def asarray(a, dtype=None, order=None, *, copy=None, blocking=False):
     """``a`` on the device: a stand-in array itself (or cast, if ``dtype`` asks), anything else copied over."""
     if isinstance(a, ndarray):
         host = a._host if dtype is None else _cast(a._host, dtype, copy=False)
+        if cuda._capturing() and (host is not a._host or copy or order is not None):
+            cuda._refuse("cupy.asarray making a new array (an allocation)")
         if order is not None:
             host = _np.asarray(host, order=order)
         if copy and host is a._host:
@@ -166,6 +188,10 @@ def clip(a, a_min, a_max, out=None):
         a_min = -_np.inf if _is_float(x.dtype) else _np.iinfo(x.dtype).min
     if a_max is None:
         a_max = _np.inf if _is_float(x.dtype) else _np.iinfo(x.dtype).max
+    if cuda._capturing():
+        if out is None:
+            cuda._refuse("cupy.clip without out= (an allocation)")
+        return cuda._defer(lambda: clip(a, a_min, a_max, out=out), "clip") or out
     lo, hi = _operand(a_min, "clip"), _operand(a_max, "clip")
     dtype = _np.result_type(x, lo, hi)
     x, lo, hi = (_np.asarray(v).astype(dtype) for v in (x, lo, hi))
@@ -178,6 +204,8 @@ def clip(a, a_min, a_max, out=None):
 
 def where(condition, x=None, y=None):
     """CuPy's where: the condition must be a CuPy array, ``x`` and ``y`` ufunc operands (no lists)."""
+    if cuda._capturing():
+        cuda._refuse("cupy.where (an allocation)")
     missing = (x is None, y is None).count(True)
     if missing == 1:
         raise ValueError("Must provide both 'x' and 'y' or neither.")
@@ -193,6 +221,10 @@ def take(a, indices, axis=None, out=None):
     """CuPy's take: out-of-bounds indices wrap around (NumPy raises ``IndexError``)."""
     if not isinstance(a, ndarray):
         raise TypeError(f"Unsupported type {type(a)}: cupy.take takes from a CuPy array")
+    if cuda._capturing():
+        if out is None:
+            cuda._refuse("cupy.take without out= (an allocation)")
+        return cuda._defer(lambda: take(a, indices, axis=axis, out=out), "take") or out
     result = _np.take(a._host, _np.asarray(_to_host(indices, "an index", allow_numpy=True)), axis=axis, mode="wrap")
     if out is not None:
         out._host[...] = result

@@ -68,6 +68,7 @@ def strict(function, where):
     """``function`` on stand-in arrays: refuses NumPy array arguments, wraps what it returns."""
     def call(*args, **kwargs):
         if cuda._capturing() and where not in _HOST_ONLY:
+            refuse_in_capture(where, args)
             return _deferred(function, where, args, kwargs)
         args, kwargs = to_host(args, where), to_host(kwargs, where)
         with np.errstate(**_QUIET):
@@ -78,6 +79,57 @@ def strict(function, where):
 
 # functions of dtypes and shapes alone: no GPU work, so a capture runs them as they are
 _HOST_ONLY = frozenset({"result_type", "can_cast", "promote_types", "min_scalar_type", "ndim", "shape"})
+
+
+# The routines that call a CUDA library in CuPy 14.2, and so refuse while a stream captures (see cuda.py):
+# cuBLAS for products of floats (cupy/_core/_routines_linalg.pyx ``tensordot_core``/``matmul``: gemm,
+# gemmStridedBatched; ``cupy/linalg/_product.py``), cuSOLVER for the factorisations (``cupy/linalg/_decomposition.py``,
+# ``_solve.py``, ``_eigenvalue.py``).
+PRODUCTS = frozenset({"matmul", "dot", "vdot", "inner", "tensordot", "einsum", "kron", "ndarray.dot",
+                      "linalg.matrix_power", "linalg.multi_dot"})
+CUSOLVER = frozenset({"linalg.inv", "linalg.solve", "linalg.det", "linalg.slogdet", "linalg.cholesky", "linalg.qr",
+                      "linalg.eigh", "linalg.eigvalsh", "linalg.svd", "linalg.pinv", "linalg.lstsq"})
+# Thrust (cupy/cuda/thrust.pyx: sort, argsort, lexsort) and CUB (cupy/cuda/cub.pyx: device_reduce,
+# device_segmented_reduce, device_scan, the default "cub" accelerator of cupy/_core/_accelerator.pyx) take
+# their workspace from the memory pool; neither checks for a capture.
+TEMPORARIES = frozenset({"sort", "argsort", "lexsort", "msort", "unique", "partition", "argpartition", "median",
+                         "quantile", "percentile", "ndarray.sort", "ndarray.argsort", "ndarray.partition",
+                         "ndarray.argpartition", "cumsum", "cumprod", "ndarray.cumsum", "ndarray.cumprod",
+                         "sum", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "mean", "var", "std",
+                         "nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanargmax", "nanargmin",
+                         "count_nonzero", "histogram", "bincount", "any", "all", "linalg.norm",
+                         "ndarray.sum", "ndarray.prod", "ndarray.max", "ndarray.min", "ndarray.argmax",
+                         "ndarray.argmin", "ndarray.mean", "ndarray.var", "ndarray.std", "ndarray.any",
+                         "ndarray.all"})
+# and nonzero and its kin read the count of results to the host (ndarray.get)
+HOST_READS = frozenset({"nonzero", "flatnonzero", "argwhere", "ndarray.nonzero", "extract", "compress"})
+
+
+def refuse_in_capture(where, args):
+    """Raise what CuPy 14.2 does, or what the stand-in does for it, when routine ``where`` of operands ``args``
+    is called while a stream captures (nothing if it is an ordinary kernel launch)."""
+    if where in PRODUCTS:
+        refuse_product_in_capture(where, [a for a in args if isinstance(a, ndarray)])
+    elif where in CUSOLVER:
+        cuda._refuse_library("cuSOLVER")
+    elif where in TEMPORARIES:
+        cuda._refuse_temporaries(f"cupy.{where}")
+    elif where in HOST_READS:
+        cuda._refuse_host_transfer("D2H")
+
+
+def refuse_product_in_capture(where, operands):
+    """A product during a capture, as ``tensordot_core`` computes it: floats through cuBLAS (refused); an
+    integer product by CuPy's own kernels on contiguous copies, and a product of one element (``m == n == 1``:
+    vector . vector) as ``(a.ravel() * b.ravel()).sum(out=c)`` through CUB, both with pool temporaries."""
+    if any(a._host.size == 0 for a in operands):
+        return  # out.fill(0): a kernel
+    if where == "matmul" and len(operands) >= 2 and operands[0].ndim == 1 and operands[1].ndim == 1 \
+            or where in ("dot", "vdot", "inner") and all(a.ndim <= 1 for a in operands):
+        cuda._refuse_temporaries(f"cupy.{where} of two vectors (CUB's sum of their product)")
+    if all(a._host.dtype.kind in "biu" for a in operands):
+        cuda._refuse_temporaries(f"cupy.{where} of integers")
+    cuda._refuse_library("cuBLAS")
 
 
 def _deferred(function, where, args, kwargs):
@@ -102,6 +154,8 @@ def from_host(data, dtype=None, order=None):
         return ndarray._of(np.asarray(_SharedMemory(interface, data), dtype=dtype, order=order))
     if _all_device_arrays(data):  # CuPy stacks a nested sequence of its arrays on the device
         data = to_host(data, "asarray")
+    else:
+        cuda._refuse_host_transfer("H2D")  # memory.pyx MemoryPointer.copy_from_host_async
     return ndarray._of(np.array(data, dtype=dtype, order=order, copy=True))
 
 
@@ -283,7 +337,10 @@ class ndarray:
         return cupy_func(*args, **kwargs)
 
     def get(self, stream=None, order="C", out=None, blocking=True):
-        """A NumPy copy in host memory (CuPy's device-to-host transfer), or written into ``out``."""
+        """A NumPy copy in host memory (CuPy's device-to-host transfer), or written into ``out``; refused while a
+        stream captures (``MemoryPointer.copy_to_host_async``), except of an empty array (CuPy copies nothing)."""
+        if self._host.size:
+            cuda._refuse_host_transfer("D2H")
         if out is not None:
             if not isinstance(out, np.ndarray) or out.shape != self._host.shape or out.dtype != self._host.dtype:
                 raise ValueError("`out` must be a NumPy array of the same shape and dtype")
@@ -291,23 +348,28 @@ class ndarray:
             return out
         return self._host.copy(order=order)
 
+    # each of these reads through ``get`` in CuPy (core.pyx), so refuses while a stream captures
     def tolist(self):
-        return self._host.tolist()
+        return self.get().tolist()
 
     def item(self):
-        return self._host.item()
+        if self._host.size != 1:
+            raise ValueError("can only convert an array of size 1 to a Python scalar")
+        return self.get().item()
 
     def __bool__(self):
+        if self._host.size == 1:
+            return bool(self.get())
         return bool(self._host)
 
     def __float__(self):
-        return float(self._host)
+        return float(self.get())
 
     def __int__(self):
-        return int(self._host)
+        return int(self.get())
 
     def __complex__(self):
-        return complex(self._host)
+        return complex(self.get())
 
     def __copy__(self):
         return ndarray._of(self._host.copy())
@@ -353,6 +415,8 @@ class ndarray:
     def astype(self, dtype, order="K", casting=None, subok=None, copy=True):
         """A cast on the device: float to integer as CUDA converts (saturated, NaN to 0)."""
         host = cast(self._host, dtype, copy=copy, order=order)
+        if host is not self._host and cuda._capturing():
+            cuda._refuse("ndarray.astype to a new array (an allocation)")
         return self if host is self._host else ndarray._of(host)
 
     def clip(self, min=None, max=None, out=None):
@@ -379,6 +443,8 @@ class ndarray:
         return (wrap(row) for row in self._host)
 
     def __getitem__(self, index):
+        if cuda._capturing() and _has_array_index(index):
+            cuda._refuse("an integer-array or mask index (an allocation)")
         return wrap(self._host[device_index(index, self._host.shape)])
 
     def __setitem__(self, index, value):
@@ -433,6 +499,9 @@ def _operators():
 def _matmul(a, b):
     if not isinstance(a, ndarray) or not isinstance(b, ndarray):
         return NotImplemented
+    if cuda._capturing():
+        refuse_product_in_capture("matmul", [a, b])
+        cuda._refuse("the @ operator (an allocation)")
     with np.errstate(**_QUIET):
         return wrap(operator.matmul(a._host, b._host))
 

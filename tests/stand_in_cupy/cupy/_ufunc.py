@@ -24,7 +24,7 @@ import sys
 import numpy as np
 
 from . import _record, cuda
-from ._array import _QUIET, device_index, is_float, ndarray, to_host, wrap
+from ._array import _QUIET, device_index, is_float, ndarray, refuse_product_in_capture, to_host, wrap
 
 _PY_SCALARS = (int, float, bool, complex)  # exact types: CuPy's CScalar takes no subclasses
 _KEYWORDS = ("out", "dtype", "casting")
@@ -96,6 +96,15 @@ def _power(inputs, dtype):
 _MIMICS = {"floor_divide": _floor_divide, "remainder": _remainder, "power": _power}
 
 
+def _refuse_overlap_copies(name, inputs, outs):
+    """CuPy's ufunc copies an input that may share memory with an output it is not (``_copy_in_args_if_needed``
+    in cupy/_core/_kernel.pyx): a temporary from the pool, refused while a stream captures."""
+    for a in inputs:
+        if isinstance(a, ndarray) and any(isinstance(o, ndarray) and a is not o
+                                          and np.may_share_memory(a._host, o._host) for o in outs):
+            cuda._refuse_temporaries(f"cupy.{name} of an operand that overlaps its output (CuPy copies it)")
+
+
 class ufunc:
     """``cupy.ufunc``: a NumPy ufunc that takes and returns stand-in arrays under CuPy's rules."""
 
@@ -110,6 +119,9 @@ class ufunc:
             outs = tuple(args[self._ufunc.nin:]) or kwargs.get("out")
             if outs is None:
                 cuda._refuse(f"cupy.{self.__name__} without out= (an allocation)")
+            if self.__name__ == "matmul":  # NumPy's matmul is a ufunc; CuPy's runs cuBLAS (_routines_linalg.pyx)
+                refuse_product_in_capture("matmul", [a for a in args[:2] if isinstance(a, ndarray)])
+            _refuse_overlap_copies(self.__name__, args[:self._ufunc.nin], outs if isinstance(outs, tuple) else (outs,))
             cuda._defer(lambda: self._apply(args, kwargs), self.__name__)
             return outs[0] if isinstance(outs, tuple) and len(outs) == 1 else outs
         return self._apply(args, kwargs)

@@ -58,6 +58,7 @@ class MemoryPointer:
 
 
 _capture_stream = []  # the Stream that captures now (at most one), as CUDA's stream capture
+_refused_in_capture = []  # each refusal raised while a stream captured: tests/conftest.py fails a GPU test that met one
 
 
 class _CaptureError(RuntimeError):
@@ -74,8 +75,49 @@ def _defer(work, what):
     _capture_stream[0]._recorded.append((work, what))
 
 
+# What CuPy 14.2 itself raises while the current stream captures (the wheel's messages are checked by
+# tests/test_stand_in_capture.py against the strings compiled into the real modules):
+# - cupy_backends/cuda/libs/{cublas,cusolver,curand}.pyx ``setStream``: every call of the library sets its
+#   handle's stream first, and that raises NotImplementedError while the stream captures;
+# - cupy/cuda/memory.pyx ``MemoryPointer.copy_to_host_async`` (``ndarray.get``, and so ``item``, ``tolist``,
+#   ``bool``, ``float``, ``int``, ``cupy.asnumpy``) and ``copy_from_host_async`` (``cupy.asarray`` of host data):
+#   RuntimeError (``copy_to_host``, ``copy_from_host`` and ``memset``, which gpugrad does not call, refuse too);
+# - cupy/cuda/stream.pyx ``_BaseStream.begin_capture``: not on the default (legacy) stream.
+# CUB (cupy/cuda/cub.pyx) and Thrust (cupy/cuda/thrust.pyx) check nothing: their workspace comes from the
+# memory pool (relaxed capture mode lets it grow), so the capture succeeds and the graph keeps writing into
+# temporaries the pool hands out again after it. The stand-in refuses those (``_refuse_temporaries``).
+_LIBRARY_MESSAGE = "calling {} API during stream capture is currently unsupported"
+_HOST_TRANSFER_MESSAGE = "the current stream is capturing, so {} transfers are disallowed"
+_LEGACY_STREAM_MESSAGE = "cannot capture on the default (legacy) stream"
+
+
+def _refuse_library(library):
+    """A call into cuBLAS, cuSOLVER or cuRAND while a stream captures: CuPy's ``setStream`` raises."""
+    if _capture_stream:
+        _refused_in_capture.append(_LIBRARY_MESSAGE.format(library))
+        raise NotImplementedError(_LIBRARY_MESSAGE.format(library))
+
+
+def _refuse_host_transfer(direction):
+    """A device-to-host (``"D2H"``) or host-to-device (``"H2D"``) copy while a stream captures."""
+    if _capture_stream:
+        _refused_in_capture.append(_HOST_TRANSFER_MESSAGE.format(direction))
+        raise RuntimeError(_HOST_TRANSFER_MESSAGE.format(direction))
+
+
+def _refuse_temporaries(what):
+    """A CuPy routine that takes temporaries from the memory pool (CUB or Thrust workspace, copies of its
+    operands) while a stream captures. CuPy lets it: the graph would hold memory freed after the capture."""
+    if _capture_stream:
+        _refused_in_capture.append(f"{what}: pool temporaries")
+        raise _CaptureError(f"{what} takes temporaries from CuPy's memory pool while a stream captures; CuPy does "
+                            f"not refuse it, but the graph would keep using memory the pool hands out again "
+                            f"after the capture (the CuPy stand-in refuses it)")
+
+
 def _refuse(what):
     """The error CUDA raises for ``what`` during a capture (cudaErrorStreamCaptureUnsupported)."""
+    _refused_in_capture.append(what)
     raise _CaptureError(f"cudaErrorStreamCaptureUnsupported: {what} while a stream is capturing (the CuPy "
                         f"stand-in captures only work into arrays that exist: ufuncs with out=, kernels given "
                         f"their outputs, copyto, assignment)")
@@ -103,6 +145,8 @@ class Stream:
         return False
 
     def begin_capture(self, mode=None):
+        if self.ptr in (0, 1):
+            raise RuntimeError(_LEGACY_STREAM_MESSAGE)
         if _capture_stream:
             raise _CaptureError("cudaErrorIllegalState: a stream captures already")
         self._recorded = []

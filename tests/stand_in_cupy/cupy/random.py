@@ -8,6 +8,7 @@ import sys as _sys
 import numpy as _np
 
 from . import _record
+from . import cuda as _cuda
 from ._array import wrap as _wrap
 
 
@@ -27,13 +28,16 @@ class RandomState:
 
     def random_sample(self, size=None, dtype=float):
         dtype = _float_dtype(dtype)
+        _cuda._refuse_library("cuRAND")  # curand.generateUniform(Double): its setStream refuses in a capture
         return _wrap(_np.asarray(self._state.random_sample(size)).astype(dtype))
 
     def standard_normal(self, size=None, dtype=float):
         dtype = _float_dtype(dtype)
+        _cuda._refuse_library("cuRAND")  # curand.generateNormal(Double)
         return _wrap(_np.asarray(self._state.standard_normal(size)).astype(dtype))
 
     def randint(self, low, high=None, size=None, dtype=int):
+        _cuda._refuse_library("cuRAND")  # curand.generate (the bits CuPy's interval kernel maps)
         return _wrap(_np.asarray(self._state.randint(low, high, size, dtype)))
 
 
