@@ -30,7 +30,7 @@ from ._tracing import declare
 from ._tracing import state as _trace
 from .backend import CPU, get_device
 from .errors import DeviceError, DTypeError, ShapeError
-from . import _dtypes as _dt
+from . import _device_checks, _dtypes as _dt
 
 if TYPE_CHECKING:
     from ._typing import Axis, DeviceLike, DTypeLike, Shape, TensorLike
@@ -405,6 +405,8 @@ class Tensor:
         """``numpy()`` without the trace check (for repr, which shows the values a trace holds)."""
         if self._device is CPU:
             return _read_only(self._data)
+        if _device_checks.pending:
+            _device_checks.raise_pending()
         host = self._device.backend.to_numpy(self._data)
         host.setflags(write=False)
         return host
@@ -422,6 +424,8 @@ class Tensor:
             _trace.check_host_read(self, "item()")
         if not args and self._data.size != 1:
             raise ShapeError(f"item() needs a tensor of one element, got shape {self.shape}")
+        if _device_checks.pending:
+            _device_checks.raise_pending()
         return self._data.item(*args)
 
     def to(self, device: DeviceLike) -> Tensor:
@@ -436,6 +440,8 @@ class Tensor:
         if dev is self._device:
             return self
         same_kind = dev.backend is self._device.backend  # GPU to GPU: copied device to device
+        if not same_kind and _device_checks.pending:
+            _device_checks.raise_pending()
         data = self._data if same_kind else self._device.backend.to_numpy(self._data)
         return Tensor._wrap(dev.backend.asarray(data, None, dev.index), dev)
 
@@ -498,6 +504,8 @@ class Tensor:
     def __bool__(self) -> bool:
         if _trace.active:
             _trace.check_host_read(self, "bool()")
+        if _device_checks.pending:
+            _device_checks.raise_pending()
         return bool(self._data)
 
     def __float__(self) -> float:
@@ -524,6 +532,8 @@ class Tensor:
         if not self._data.ndim:
             if _trace.active:
                 _trace.check_host_read(self, "format()")
+            if _device_checks.pending:
+                _device_checks.raise_pending()
             return format(self._data.item(), spec)
         raise TypeError(f"format spec {spec!r} needs a 0-d tensor (one value), not one of shape {self.shape} "
                         f"(as for NumPy arrays); format t.item() or t.numpy()")
@@ -554,6 +564,8 @@ class Tensor:
                             f"round the values with np.round(t.numpy(), n)")
         if _trace.active:
             _trace.check_host_read(self, what)
+        if _device_checks.pending:
+            _device_checks.raise_pending()
         return self._data.item()
 
     def __repr__(self) -> str:
@@ -703,6 +715,8 @@ class Variable(Tensor):
         """A writable NumPy copy of the current value (later assigns do not change it)."""
         if _trace.active:
             _trace.check_host_read(self, "numpy()")
+        if _device_checks.pending:
+            _device_checks.raise_pending()
         array = self._device.backend.to_numpy(self._data)
         return array.copy() if array is self._data else array
 

@@ -63,7 +63,7 @@ if _os.environ.get("GPUGRAD_STAND_IN_CUPY") != "1":
     raise ImportError("tests/stand_in_cupy is the test suite's NumPy stand-in for CuPy, not CuPy; "
                       "it loads only with GPUGRAD_STAND_IN_CUPY=1 (see tests/test_gpu_paths_on_host.py)")
 
-from . import _names, _record, cuda, random  # noqa: E402
+from . import _names, _record, _transfers, cuda, random  # noqa: E402
 from ._array import cast as _cast, from_host as _from_host, is_float as _is_float, ndarray  # noqa: E402
 from ._array import strict as _strict, to_host as _to_host, wrap as _wrap  # noqa: E402
 from ._kernel import ElementwiseKernel  # noqa: E402

@@ -24,7 +24,7 @@ from copy import deepcopy
 
 import numpy as np
 
-from . import _names, _record, cuda
+from . import _names, _record, _transfers, cuda
 
 _NO_HOST_COPY = ("Implicit conversion to a NumPy array is not allowed. "
                  "Please use `.get()` to construct a NumPy array explicitly.")
@@ -228,6 +228,7 @@ def _refuse_conflicting_duplicates(host, index, value):
                            "the same element: CuPy stores an undefined one of them (NumPy the last)")
 
 
+_HOST_DATA_METHODS = frozenset({"tobytes", "tofile", "dump", "dumps"})  # they copy the data to the host
 _WRAPPERS = weakref.WeakValueDictionary()  # id(host array) -> its stand-in array
 
 
@@ -284,6 +285,7 @@ class ndarray:
 
     def get(self, stream=None, order="C", out=None, blocking=True):
         """A NumPy copy in host memory (CuPy's device-to-host transfer), or written into ``out``."""
+        _transfers.note("get")
         if out is not None:
             if not isinstance(out, np.ndarray) or out.shape != self._host.shape or out.dtype != self._host.dtype:
                 raise ValueError("`out` must be a NumPy array of the same shape and dtype")
@@ -292,21 +294,27 @@ class ndarray:
         return self._host.copy(order=order)
 
     def tolist(self):
+        _transfers.note("tolist")
         return self._host.tolist()
 
     def item(self):
+        _transfers.note("item")
         return self._host.item()
 
     def __bool__(self):
+        _transfers.note("bool()")
         return bool(self._host)
 
     def __float__(self):
+        _transfers.note("float()")
         return float(self._host)
 
     def __int__(self):
+        _transfers.note("int()")
         return int(self._host)
 
     def __complex__(self):
+        _transfers.note("complex()")
         return complex(self._host)
 
     def __copy__(self):
@@ -370,6 +378,8 @@ class ndarray:
             # NumPy's protocols (__array_interface__ ...) would hand NumPy the host memory
             raise AttributeError(f"'cupy.ndarray' object has no attribute {name!r} (real CuPy 14.2 has none)")
         attr = getattr(self._host, name)
+        if name in _HOST_DATA_METHODS:
+            _transfers.note(name)
         return strict(attr, f"ndarray.{name}") if callable(attr) else wrap(attr)
 
     def __len__(self):
@@ -401,6 +411,7 @@ class ndarray:
             self._host[index] = value
 
     def __repr__(self):
+        _transfers.note("repr()")
         return "stand_in_cupy." + repr(self._host)
 
 
