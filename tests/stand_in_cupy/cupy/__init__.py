@@ -47,6 +47,10 @@ out-of-bounds integer-array indices wrap, float-to-integer casts saturate,
 based, integer powers take negative exponents, and no floating-point error
 warns. Reductions return 0-d arrays, not NumPy scalars, as CuPy's do.
 
+It counts every device-to-host transfer (``get``, ``asnumpy``, ``item``, ``tolist``, ``bool``,
+``float``, ``int``, ``complex``, ``repr``, ``tobytes``...): ``with cupy._transfers.counting() as seen``
+collects each one with its caller (``tests/test_host_syncs.py`` counts a training step's).
+
 What it cannot show: speed, memory (its pool reports 0 bytes), streams,
 several GPUs, the random numbers CuPy draws, the order in which a GPU
 reduction adds (so the last bits of sums), and the last bits where NVRTC
