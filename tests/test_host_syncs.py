@@ -19,15 +19,27 @@ import pytest
 
 import gpugrad as gg
 from gpugrad import _device_checks
-from tests.test_gpu_paths_on_host import ROOT, run_python, stand_in_env
+from tests.conftest import NO_CXX
 
-needs_cxx = pytest.mark.skipif(shutil.which(os.environ.get("CXX", "g++")) is None,
-                               reason="the stand-in builds gpugrad's kernels with g++; none here")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+needs_cxx = pytest.mark.skipif(shutil.which(os.environ.get("CXX", "g++")) is None, reason=NO_CXX)
 
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
-    return stand_in_env(tmp_path_factory.mktemp("stand_in"))  # one kernel cache for the module's runs
+    """A process whose ``cupy`` is the stand-in (as tests/test_gpu_paths_on_host.py runs it), one kernel cache
+    for the module's runs."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("GPUGRAD_DEVICE", "GPUGRAD_STAND_IN_CUPY", "GPUGRAD_STAND_IN_RECORD")}
+    env.update(PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "tests", "stand_in_cupy"), ROOT]),
+               CUPY_CACHE_DIR=str(tmp_path_factory.mktemp("stand_in") / "cupy"), GPUGRAD_STAND_IN_CUPY="1")
+    return env
+
+
+def run_python(code, env):
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          env=env, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 # --------------------------------------------------------------------------- the CPU: at the op
