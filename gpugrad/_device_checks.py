@@ -5,7 +5,7 @@ indexes with on a GPU. Reading the verdict on the host would stall the GPU's pip
 on a GPU :func:`check` leaves it on the device: one reduction (the maximum of ``values - low`` seen as
 unsigned integers, where every value below ``low`` is huge), folded into one running maximum per check
 site and thread. The next host read of the thread (``Tensor.numpy``, ``item``, ``bool``, ``float``,
-``format``, ``repr``, ``tolist``, ``Variable.numpy``) reads every running maximum first, in one transfer,
+``format``, ``repr``, ``tolist``, ``.to("cpu")``, ``Variable.numpy``) reads every running maximum first, in one transfer,
 and raises the check's :class:`~gpugrad.errors.IndexOutOfRangeError` (naming the op and a bad value)
 when one is out of range. So on a GPU the error surfaces at the next host read, as a CUDA device-side
 assert of PyTorch surfaces at the next synchronising call, but the process carries on, and
@@ -77,7 +77,7 @@ def raise_pending():
         by_device.setdefault(key[3], []).append((key, largest, xp))
     for entries in by_device.values():
         xp = entries[0][2]
-        maxima = xp.stack([largest for _, largest, _ in entries]).get()  # the one transfer
+        maxima = xp.stack([largest for _, largest, _ in entries], axis=0).get()  # the one transfer
         for (message, low, span, _), m in zip((e[0] for e in entries), maxima):
             if int(m) >= span:
                 value = int(np.uint64(m).view(np.int64)) + low
