@@ -7,7 +7,8 @@
 #   2 tests+G1     benchmarks/gpu_check.py: tests/test_gpu.py, benchmark G1, the gradient table
 #                  and the other gpu-marked tests on cuda                                     215 s
 #   3 training     gpugrad.training.train: MLP and CNN on cuda, MLP on the CPU                  95 s
-#   4 benchmarks   W1, W3, the large gradient and the precision steps (pytest-benchmark)       110 s
+#   4 benchmarks   W1, W3, the large gradient and the precision steps (pytest-benchmark, about
+#                  1 s of timed rounds each: --gpugrad-max-time 1.0)                           110 s
 #   5 ratios       benchmarks/ratios.py on the benchmark JSON                                  15 s
 # NumPy: whatever the machine has (2.4 and 2.5 both run). The suite's pyproject turns DeprecationWarnings
 # raised from gpugrad into errors (filterwarnings); here pytest runs with -W default::DeprecationWarning, so a
@@ -98,7 +99,7 @@ summary training "rc=$rc; $(grep -c '^train: .*accuracy' "$out/logs/train.log") 
 # 4 benchmarks
 t0=$SECONDS
 timeout "$(budget benchmarks)" python3 -m pytest -p no:cacheprovider "${WARN[@]}" benchmarks/test_tape_overhead.py \
-    benchmarks/test_large_gradient.py benchmarks/test_precision.py -q \
+    benchmarks/test_large_gradient.py benchmarks/test_precision.py -q --gpugrad-max-time 1.0 \
     --benchmark-json="$out/bench.json" --benchmark-columns=min,median,max --benchmark-sort=name \
     > "$out/logs/bench.log" 2>&1
 rc=$?
