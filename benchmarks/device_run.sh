@@ -60,8 +60,10 @@ summary() {  # one line per part: printed, and the first lines of the figures fi
 t0=$SECONDS
 {
     nvidia-smi -L
-    timeout "$(budget environment)" python3 -c "import cupy, numpy; print('cupy', cupy.__version__, 'numpy', numpy.__version__)"
-    python3 -c "import ml_dtypes; print('ml_dtypes', ml_dtypes.__version__)" 2>/dev/null || echo "no ml_dtypes: bfloat16 tests skip"
+    timeout "$(budget environment)" python3 -c \
+        "import cupy, numpy; print('cupy', cupy.__version__, 'numpy', numpy.__version__)"
+    python3 -c "import ml_dtypes; print('ml_dtypes', ml_dtypes.__version__)" 2>/dev/null \
+        || echo "no ml_dtypes: bfloat16 tests skip"
 } > "$out/logs/environment.log" 2>&1
 summary environment "$(tr '\n' ';' < "$out/logs/environment.log" | sed 's/;$//')" $((SECONDS - t0))
 
@@ -103,8 +105,8 @@ timeout "$(budget benchmarks)" python3 -m pytest -p no:cacheprovider "${WARN[@]}
     --benchmark-json="$out/bench.json" --benchmark-columns=min,median,max --benchmark-sort=name \
     > "$out/logs/bench.log" 2>&1
 rc=$?
-summary benchmarks "rc=$rc; $(grep -E '[0-9]+ (passed|failed)' "$out/logs/bench.log" | tail -1 | tr -d '=' | awk '{$1=$1};1')" \
-    $((SECONDS - t0))
+result=$(grep -E '[0-9]+ (passed|failed)' "$out/logs/bench.log" | tail -1 | tr -d '=' | awk '{$1=$1};1')
+summary benchmarks "rc=$rc; ${result:-no result line (see logs/bench.log)}" $((SECONDS - t0))
 
 # 5 ratios
 t0=$SECONDS

@@ -424,7 +424,7 @@ class Tensor:
             _trace.check_host_read(self, "item()")
         if not args and self._data.size != 1:
             raise ShapeError(f"item() needs a tensor of one element, got shape {self.shape}")
-        if _device_checks.pending:
+        if _device_checks.pending and self._device is not CPU:
             _device_checks.raise_pending()
         return self._data.item(*args)
 
@@ -440,7 +440,7 @@ class Tensor:
         if dev is self._device:
             return self
         same_kind = dev.backend is self._device.backend  # GPU to GPU: copied device to device
-        if not same_kind and _device_checks.pending:
+        if not same_kind and _device_checks.pending and self._device is not CPU:
             _device_checks.raise_pending()
         data = self._data if same_kind else self._device.backend.to_numpy(self._data)
         return Tensor._wrap(dev.backend.asarray(data, None, dev.index), dev)
@@ -504,7 +504,7 @@ class Tensor:
     def __bool__(self) -> bool:
         if _trace.active:
             _trace.check_host_read(self, "bool()")
-        if _device_checks.pending:
+        if _device_checks.pending and self._device is not CPU:
             _device_checks.raise_pending()
         return bool(self._data)
 
@@ -532,7 +532,7 @@ class Tensor:
         if not self._data.ndim:
             if _trace.active:
                 _trace.check_host_read(self, "format()")
-            if _device_checks.pending:
+            if _device_checks.pending and self._device is not CPU:
                 _device_checks.raise_pending()
             return format(self._data.item(), spec)
         raise TypeError(f"format spec {spec!r} needs a 0-d tensor (one value), not one of shape {self.shape} "
@@ -564,7 +564,7 @@ class Tensor:
                             f"round the values with np.round(t.numpy(), n)")
         if _trace.active:
             _trace.check_host_read(self, what)
-        if _device_checks.pending:
+        if _device_checks.pending and self._device is not CPU:
             _device_checks.raise_pending()
         return self._data.item()
 
@@ -715,7 +715,7 @@ class Variable(Tensor):
         """A writable NumPy copy of the current value (later assigns do not change it)."""
         if _trace.active:
             _trace.check_host_read(self, "numpy()")
-        if _device_checks.pending:
+        if _device_checks.pending and self._device is not CPU:
             _device_checks.raise_pending()
         array = self._device.backend.to_numpy(self._data)
         return array.copy() if array is self._data else array

@@ -5,7 +5,7 @@ the stream to drain. The stand-in counts them (``cupy._transfers.counting()``), 
 how many a step makes: none for the digits MLP and CNN steps, eager and under ``gg.function``, nor for a
 DistributedOptimizer step; one for a LossScaleOptimizer step (its finite check, which decides the
 wrapped optimizer's host step count: ``gpugrad/optimizers/loss_scale.py``). Label and index range
-checks on the GPU keep their verdict on the device and raise at the thread's next host read
+checks on the GPU keep their verdict on the device and raise at the thread's next host read of a GPU tensor
 (``gpugrad/_device_checks.py``); on the CPU they raise at the op, eager or replayed.
 """
 import os
@@ -179,8 +179,9 @@ def test_on_the_gpu_range_checks_raise_at_the_next_host_read_naming_the_op(env):
         step = gg.function(lambda x, y: gg.softmax_cross_entropy(x, y))
         step(logits, gg.tensor([0, 1], device="cuda")).numpy()
         raised_at_read(lambda: step(logits, gg.tensor([0, 3], device="cuda")), "got label 3")
-        # the verdict is the thread's: a read of any tensor raises it
+        # the verdict is the thread's: a read of any GPU tensor raises it (a CPU tensor's read is no sync)
         gg.softmax_cross_entropy(logits, gg.tensor([9, 0], device="cuda"))
+        assert gg.tensor([1.0], device="cpu").item() == 1.0
         with pytest.raises(gg.IndexOutOfRangeError, match="got label 9"):
             x.numpy()
     """, env)
