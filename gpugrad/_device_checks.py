@@ -9,8 +9,8 @@ site and thread. The thread's next host read of a GPU tensor (``Tensor.numpy``, 
 maximum first, in one transfer, and raises the check's :class:`~gpugrad.errors.IndexOutOfRangeError`
 (naming the op and a bad value) when one is out of range. So on a GPU the error surfaces at the next
 host read, as a CUDA device-side assert of PyTorch surfaces at the next synchronising call, but the
-process carries on, and :func:`raise_pending` asks for the verdict at once. On the CPU (NumPy arrays) :func:`check` reads its
-verdict at once: there a read is not a synchronisation.
+process carries on, and :func:`raise_pending` asks for the verdict at once. On the CPU (NumPy arrays)
+:func:`check` reads its verdict at once: there a read is not a synchronisation.
 
 Example:
     >>> import numpy as np
