@@ -139,6 +139,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--budget", type=float, default=225.0, help="seconds for the whole command")
     parser.add_argument("--quiet", action="store_true", help="do not echo the parts' output (logs keep it)")
+    parser.add_argument("--pytest-arg", action="append", default=[], metavar="ARG",
+                        help="one more argument for every pytest run (repeat it), e.g. -W default::DeprecationWarning")
     parser.add_argument("--environment", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.environment:  # part 1, in its own process
@@ -155,7 +157,8 @@ def main(argv=None):
     env.pop("GPUGRAD_DEVICE", None)
     os.environ.update(CUPY_CACHE_DIR=env["CUPY_CACHE_DIR"])
     py = sys.executable
-    pytest_base = [py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfEs", "--tb=short", "-o", "addopts="]
+    pytest_base = [py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfEs", "--tb=short", "-o", "addopts=",
+                   *args.pytest_arg]
     parts = []
 
     print("== 1/4 environment", flush=True)

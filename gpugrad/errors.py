@@ -29,7 +29,8 @@ What raises what (each message names the op, the shapes, dtypes or devices, and 
   bfloat16, naming the op and the dtype, as NumPy's linalg and torch.linalg on the CPU do;
   every other op takes them, its reductions, softmax, norms, normalizations and losses
   accumulating in float32 and returning the input's dtype.
-- IndexOutOfRangeError: indices, class labels and embedding ids outside their axis.
+- IndexOutOfRangeError: indices, class labels and embedding ids outside their axis (on a GPU, for ones
+  on the GPU, raised at the thread's next host read of a GPU tensor: gpugrad._device_checks).
 - GradientError (a RuntimeError, as TensorFlow's for a used tape): a second ``.gradient``
   on a non-persistent tape, or entering it again; a Variable assigned after an op on a live
   tape read it (its version changed).

@@ -23,9 +23,11 @@ needs_mpi = pytest.mark.skipif(not HAVE_MPI, reason="mpi4py and mpiexec are not 
                                                     "pip install -e '.[distributed]'")
 
 
-def run_ranks(n, code, timeout=90):
-    """``code`` run by ``n`` ranks under mpiexec; ``(returncode, stdout, stderr)``."""
+def run_ranks(n, code, timeout=90, **extra_env):
+    """``code`` run by ``n`` ranks under mpiexec (``extra_env`` added to the environment);
+    ``(returncode, stdout, stderr)``."""
     env = {k: v for k, v in os.environ.items() if k != "GPUGRAD_DEVICE"}
+    env.update(extra_env)
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
     done = subprocess.run([MPIEXEC, "-n", str(n), sys.executable, "-c", textwrap.dedent(code)],
                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=timeout)
@@ -380,12 +382,40 @@ print("nccl ok")
 """
 
 
+def nccl_refused_one_gpu(code, out, err, gpus):
+    """Why a failed NCCL run of two ranks is NCCL refusing to put both on one GPU, or ``""`` when it is not.
+
+    NCCL prints ``Duplicate GPU detected`` only with ``NCCL_DEBUG=WARN`` (which the run sets), and to
+    stdout; CuPy's ``NcclError`` then says ``NCCL_ERROR_INVALID_USAGE`` on stderr. Invalid usage with
+    two or more GPUs is a fault of the caller, not a skip.
+    """
+    if code == 0:
+        return ""
+    if "Duplicate GPU" in out or "Duplicate GPU" in err:
+        return "NCCL refuses two ranks on one GPU (NCCL WARN: Duplicate GPU detected)"
+    if "NCCL_ERROR_INVALID_USAGE" in err and gpus == 1:
+        return "NCCL refuses two ranks on the one GPU here (NCCL_ERROR_INVALID_USAGE from ncclCommInitRank)"
+    return ""
+
+
+def test_the_nccl_skip_reads_nccls_warning_on_stdout_and_cupys_error_text():
+    warn = "host:1:1 [1] init.cc:491 NCCL WARN Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000\n"
+    cupy_error = ("cupy_backends.cuda.libs.nccl.NcclError: NCCL_ERROR_INVALID_USAGE: invalid usage "
+                  "(run with NCCL_DEBUG=WARN for details)\n")
+    assert "Duplicate GPU" in nccl_refused_one_gpu(1, warn, cupy_error, gpus=1)  # NCCL's own words, on stdout
+    assert "NCCL_ERROR_INVALID_USAGE" in nccl_refused_one_gpu(1, "", cupy_error, gpus=1)  # without NCCL_DEBUG
+    assert nccl_refused_one_gpu(1, "", cupy_error, gpus=2) == ""  # two GPUs: invalid usage is a fault
+    assert nccl_refused_one_gpu(1, "", "Traceback ... AssertionError\n", gpus=1) == ""  # other failures fail
+    assert nccl_refused_one_gpu(0, warn, "", gpus=1) == ""  # a run that passed is not skipped
+
+
 @pytest.mark.gpu
 @needs_mpi
 def test_gpu_tensors_reduce_over_nccl_and_ranks_train_to_identical_weights():
-    code, out, err = run_ranks(2, NCCL, timeout=120)
-    if code != 0 and "Duplicate GPU" in err:
-        pytest.skip("NCCL refuses two ranks on one GPU here (ncclInvalidUsage: Duplicate GPU detected)")
+    code, out, err = run_ranks(2, NCCL, timeout=120, NCCL_DEBUG="WARN")
+    reason = nccl_refused_one_gpu(code, out, err, sum(d.startswith("cuda") for d in gg.devices()))
+    if reason:
+        pytest.skip(reason)
     assert code == 0, err[-3000:]
     assert out.count("nccl ok") == 2
 

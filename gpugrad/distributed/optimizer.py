@@ -34,7 +34,7 @@ from ..ops import zeros_like
 from ..optimizers.optimizer import flatten_pairs
 from ..tensor import Tensor, ensure_tensor
 from .collectives import agree, describe, divide_by_size
-from .communicators import communicator_for
+from .communicators import communicator_for, wait
 from .world import DistributedError, world
 from .. import _dtypes as _dt
 from .._tracing import declare
@@ -104,19 +104,15 @@ class BucketReducer:
         slots = self.slots
         device = slots[group[0]].device
         xp = device.xp
-        n = sum(slots[k].size for k in group)
-        flat = xp.empty(n + len(group), dtype=slots[group[0]].dtype)
-        present = np.zeros(len(group), dtype=flat.dtype)
+        flat = xp.empty(sum(slots[k].size for k in group), dtype=slots[group[0]].dtype)
         start = 0
-        for j, k in enumerate(group):
+        for k in group:
             g, size = self.grads[k], slots[k].size
             if g is None:
                 flat[start:start + size] = 0
             else:
                 flat[start:start + size].reshape(slots[k].shape)[...] = g._data
-                present[j] = 1
             start += size
-        flat[n:] = xp.asarray(present) if xp is not np else present
         self.pending.append((group, flat, communicator_for(self.world, device).start_sum_(flat)))
 
     def finish(self):
@@ -126,22 +122,25 @@ class BucketReducer:
         while self.next_group < len(self.groups):
             self._post(self.groups[self.next_group])
             self.next_group += 1
+        # which gradients each rank has, exchanged on the host (MPI): nothing is read back from a GPU
+        mine = np.array([g is not None for g in self.grads], np.int8)
+        everyone = np.empty((self.world.size, mine.size), np.int8)
+        wait(self.world.comm.Iallgather(mine, everyone), "the gradients' allreduce", self.world)
+        counts = everyone.sum(axis=0, dtype=np.int64)
         out = [None] * len(self.slots)
         size = self.world.size
         for group, flat, request in self.pending:
             request.wait()
-            n = flat.size - len(group)
             device = self.slots[group[0]].device
-            divide_by_size(flat[:n], size, device.xp)
-            counts = device.backend.to_numpy(flat[n:])
+            divide_by_size(flat, size, device.xp)
             start = 0
-            for j, k in enumerate(group):
+            for k in group:
                 slot = self.slots[k]
-                if counts[j] == size:
+                if counts[k] == size:
                     out[k] = Tensor._wrap(flat[start:start + slot.size].reshape(slot.shape), device)
-                elif counts[j] != 0:
+                elif counts[k] != 0:
                     raise DistributedError(
-                        f"the gradient of {self.labels[k]} is None on {size - int(counts[j])} of {size} ranks and "
+                        f"the gradient of {self.labels[k]} is None on {size - int(counts[k])} of {size} ranks and "
                         f"a tensor on the others: every rank's loss must depend on the same variables")
                 start += slot.size
         self.pending = []

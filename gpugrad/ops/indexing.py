@@ -8,7 +8,8 @@ so second derivatives work.
 
 Index arrays live on the tensor's device. NOTE: NumPy raises IndexError for
 an out-of-range integer index, but CuPy wraps it around, so off the CPU the
-range of every index array is checked here (one small reduction and a sync).
+range of every index array is checked here: at once for indices given on the host, by one small
+reduction whose verdict the next host read raises for indices on the GPU (gpugrad._device_checks).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import _dtypes as _dt
+from .. import _device_checks, _dtypes as _dt
 from .._tracing import state as _trace
 from ..backend import CPU
 from ..errors import DeviceError, DTypeError, IndexOutOfRangeError, ShapeError
@@ -41,16 +42,13 @@ def _range_error(op_type, shape, message):
 
 
 def _check_range(op_type, idx, size, axis, shape):
-    """Raise IndexOutOfRangeError unless every entry of ``idx`` is in ``[-size, size)``.
+    """Raise IndexOutOfRangeError unless every entry of ``idx`` is in ``[-size, size)``: at once for host
+    indices, at the next host read for indices on the GPU (:mod:`gpugrad._device_checks`: no sync).
 
     Only needed off the CPU: NumPy raises IndexError itself, CuPy wraps around.
     """
-    if idx.size:
-        bad = (idx < -size) | (idx >= size)
-        if bad.any():  # one sync on a GPU
-            value = int(idx[bad].reshape(-1)[0])
-            raise _range_error(op_type, shape,
-                               f"index {value} is out of bounds for axis {axis} with size {size}")
+    _device_checks.check(idx, -size, size, f"op {op_type!r}: index {{value}} is out of bounds for axis {axis} "
+                                           f"with size {size} (tensor shape {shape})")
 
 
 def _index_array(op_type, value, device):

@@ -17,8 +17,9 @@ import builtins
 
 import numpy as np
 
+from .. import _device_checks
 from ..backend import CPU, cpu_fast
-from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
+from ..errors import DTypeError, ShapeError
 from .. import mixed_precision as _mp
 from ..registry import RegisterGradient
 from ..tensor import Tensor, ensure_tensor
@@ -150,19 +151,17 @@ def _log_softmax_grad(op, dy):
 
 
 def check_labels(data, logits_shape, op_type):
-    """IndexOutOfRangeError unless every integer label in array ``data`` is in [0, classes)."""
+    """IndexOutOfRangeError unless every integer label in array ``data`` is in [0, classes): at once for a
+    NumPy array, at the next host read for a GPU array (:mod:`gpugrad._device_checks`: no sync per step)."""
     classes = logits_shape[-1]
-    # one pass: as unsigned integers negative labels are huge, so one max finds every bad label
-    if data.size and (data.max() >= classes if data.dtype.kind == "u" else
-                      data.view(data.dtype.str.replace("i", "u")).max() >= classes):
-        value = int(data[(data < 0) | (data >= classes)].ravel()[0])
-        raise IndexOutOfRangeError(
-            f"op {op_type!r} got label {value}, outside [0, {classes}) for logits of shape {logits_shape}")
+    _device_checks.check(data, 0, classes, f"op {op_type!r} got label {{value}}, outside [0, {classes}) for "
+                                           f"logits of shape {logits_shape}")
 
 
 def _label_tensor(labels, logits, op_type):
     """``labels`` as an int64 tensor on the logits' device, checked against the logits."""
     dev = logits._device
+    host = labels if isinstance(labels, (list, tuple, np.ndarray, int)) and dev is not CPU else None
     if isinstance(labels, Tensor):
         if labels._device is not dev:
             same_device((logits, labels), op_type)
@@ -175,7 +174,8 @@ def _label_tensor(labels, logits, op_type):
         raise ShapeError(f"op {op_type!r} needs labels of shape {logits.shape[:-1]} for logits of shape "
                          f"{logits.shape}, got {labels.shape}")
     data = labels._data
-    check_labels(data, logits.shape, op_type)
+    # labels given on the host are checked there, at once, before their copy to the GPU
+    check_labels(data if host is None else np.asarray(host), logits.shape, op_type)
     if data.dtype != np.int64:
         labels = Tensor._wrap(data.astype(np.int64), dev)
     return labels

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
+from ..errors import DTypeError, ShapeError
 from ..registry import RegisterGradient
 from ..tensor import Tensor, Variable
 from .arithmetic import add, multiply
@@ -26,7 +26,7 @@ from .indexing import _index_array, _to_device
 from .reductions import group_size, mean, sum
 from .shape import reshape
 from .. import random as _random
-from .. import _dtypes as _dt
+from .. import _device_checks, _dtypes as _dt
 from .._tracing import declare
 
 if TYPE_CHECKING:
@@ -103,12 +103,9 @@ def embedding(ids: TensorLike, weight: TensorLike) -> Tensor:
     if idx.dtype.kind == "b":
         raise DTypeError("op 'Embedding' takes integer ids, not booleans")
     num = weight.shape[0]
-    if idx.size:
-        bad = (idx < 0) | (idx >= num)
-        if bad.any():  # one sync on a GPU
-            value = int(idx[bad].reshape(-1)[0])
-            raise IndexOutOfRangeError(f"op 'Embedding': id {value} is outside [0, {num}) for a weight of "
-                                       f"shape {weight.shape}")
+    # at once for ids on the host; at the next host read for ids on the GPU (no sync on the step's path)
+    _device_checks.check(idx, 0, num, f"op 'Embedding': id {{value}} is outside [0, {num}) for a weight of "
+                                      f"shape {weight.shape}")
     idx = _to_device(idx, host, dev)
     # the Gather op of take/gather at axis 0: its rule scatter-adds dy back to these rows
     return emit("Gather", weight._data[idx], dev, (weight,), {"axis": 0, "indices": idx})

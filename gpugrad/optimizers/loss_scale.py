@@ -310,6 +310,11 @@ def _unscaled_and_finite(pairs, inverse):
                 xp.multiply(g._data, dtype.type(inverse), out=piece)
             out[k] = (Tensor._wrap(piece, device), v, True)
             start += size
-        total = float(xp.sum(flat, dtype=np.float64))  # the one reduction (and a GPU's one sync)
+        # the one reduction, read on the host: a GPU step's one synchronisation. Whether the step applies
+        # decides the wrapped optimizer's host state (its step count, which Adam's bias correction reads, the
+        # scale's history), so it is known on the host, as torch.amp's GradScaler reads found_inf with .item()
+        # before an ordinary optimizer's step; a device-side skip needs update kernels that take the flag
+        # (torch's fused optimizers' found_inf)
+        total = float(xp.sum(flat, dtype=np.float64))
         finite = finite and math.isfinite(total)
     return out, finite

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 import numpy as np
 
 from .._tracing import state as _trace
+from .. import _device_checks
 from ..backend import CPU, get_device
 from ..errors import DeviceUnavailableError, ShapeError
 from ._interop import ArrayInterop, copy_on, numeric, owned_array, read_only
@@ -261,6 +262,8 @@ class Tensor(ArrayInterop):
         """``numpy()`` without the trace check (for repr, which shows the values a trace holds)."""
         if self._device is CPU:
             return read_only(self._data)
+        if _device_checks.pending:
+            _device_checks.raise_pending()
         host = self._device.backend.to_numpy(self._data)
         host.setflags(write=False)
         return host
@@ -278,6 +281,8 @@ class Tensor(ArrayInterop):
             _trace.check_host_read(self, "item()")
         if not args and self._data.size != 1:
             raise ShapeError(f"item() needs a tensor of one element, got shape {self.shape}")
+        if _device_checks.pending and self._device is not CPU:
+            _device_checks.raise_pending()
         return self._data.item(*args)
 
     def to(self, device: DeviceLike) -> Tensor:
@@ -292,6 +297,8 @@ class Tensor(ArrayInterop):
         if dev is self._device:
             return self
         same_kind = dev.backend is self._device.backend  # GPU to GPU: copied device to device
+        if not same_kind and _device_checks.pending and self._device is not CPU:
+            _device_checks.raise_pending()
         data = self._data if same_kind else self._device.backend.to_numpy(self._data)
         return Tensor._wrap(dev.backend.asarray(data, None, dev.index), dev)
 
@@ -310,6 +317,8 @@ class Tensor(ArrayInterop):
     def __bool__(self) -> bool:
         if _trace.active:
             _trace.check_host_read(self, "bool()")
+        if _device_checks.pending and self._device is not CPU:
+            _device_checks.raise_pending()
         return bool(self._data)
 
     def __float__(self) -> float:
@@ -336,6 +345,8 @@ class Tensor(ArrayInterop):
         if not self._data.ndim:
             if _trace.active:
                 _trace.check_host_read(self, "format()")
+            if _device_checks.pending and self._device is not CPU:
+                _device_checks.raise_pending()
             return format(self._data.item(), spec)
         raise TypeError(f"format spec {spec!r} needs a 0-d tensor (one value), not one of shape {self.shape} "
                         f"(as for NumPy arrays); format t.item() or t.numpy()")
@@ -366,6 +377,8 @@ class Tensor(ArrayInterop):
                             f"round the values with np.round(t.numpy(), n)")
         if _trace.active:
             _trace.check_host_read(self, what)
+        if _device_checks.pending and self._device is not CPU:
+            _device_checks.raise_pending()
         return self._data.item()
 
     def __repr__(self) -> str:

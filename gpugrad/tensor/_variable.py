@@ -13,7 +13,9 @@ import numpy as np
 
 from .._tracing import declare
 from .._tracing import state as _trace
+from .. import _device_checks
 from ..errors import DeviceError, DTypeError, ShapeError
+from ..backend import CPU
 from ._interop import copy_on, numeric
 from ._tensor import Tensor, _unpickle_tensor
 
@@ -131,6 +133,8 @@ class Variable(Tensor):
         """A writable NumPy copy of the current value (later assigns do not change it)."""
         if _trace.active:
             _trace.check_host_read(self, "numpy()")
+        if _device_checks.pending and self._device is not CPU:
+            _device_checks.raise_pending()
         array = self._device.backend.to_numpy(self._data)
         return array.copy() if array is self._data else array
 

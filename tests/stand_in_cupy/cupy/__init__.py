@@ -62,6 +62,10 @@ out-of-bounds integer-array indices wrap, float-to-integer casts saturate,
 based, integer powers take negative exponents, and no floating-point error
 warns. Reductions return 0-d arrays, not NumPy scalars, as CuPy's do.
 
+It counts every device-to-host transfer (``get``, ``asnumpy``, ``item``, ``tolist``, ``bool``,
+``float``, ``int``, ``complex``, ``repr``, ``tobytes``...): ``with cupy._transfers.counting() as seen``
+collects each one with its caller (``tests/test_host_syncs.py`` counts a training step's).
+
 What it cannot show: speed, memory (its pool reports 0 bytes), streams (so a
 capture is refused whatever stream is current, and an event or another stream
 cannot join one), what CUDA's driver itself refuses in a capture beyond CuPy's
@@ -83,7 +87,7 @@ if _os.environ.get("GPUGRAD_STAND_IN_CUPY") != "1":
     raise ImportError("tests/stand_in_cupy is the test suite's NumPy stand-in for CuPy, not CuPy; "
                       "it loads only with GPUGRAD_STAND_IN_CUPY=1 (see tests/test_gpu_paths_on_host.py)")
 
-from . import _names, _record, cuda, random  # noqa: E402
+from . import _names, _record, _transfers, cuda, random  # noqa: E402
 from ._array import cast as _cast, from_host as _from_host, is_float as _is_float, ndarray  # noqa: E402
 from ._array import strict as _strict, to_host as _to_host, wrap as _wrap  # noqa: E402
 from ._kernel import ElementwiseKernel  # noqa: E402

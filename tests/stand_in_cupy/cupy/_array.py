@@ -24,7 +24,7 @@ from copy import deepcopy
 
 import numpy as np
 
-from . import _names, _record, cuda
+from . import _names, _record, _transfers, cuda
 
 _NO_HOST_COPY = ("Implicit conversion to a NumPy array is not allowed. "
                  "Please use `.get()` to construct a NumPy array explicitly.")
@@ -282,6 +282,7 @@ def _refuse_conflicting_duplicates(host, index, value):
                            "the same element: CuPy stores an undefined one of them (NumPy the last)")
 
 
+_HOST_DATA_METHODS = frozenset({"tobytes", "tofile", "dump", "dumps"})  # they copy the data to the host
 _WRAPPERS = weakref.WeakValueDictionary()  # id(host array) -> its stand-in array
 
 
@@ -338,9 +339,9 @@ class ndarray:
 
     def get(self, stream=None, order="C", out=None, blocking=True):
         """A NumPy copy in host memory (CuPy's device-to-host transfer), or written into ``out``; refused while a
-        stream captures (``MemoryPointer.copy_to_host_async``), except of an empty array (CuPy copies nothing)."""
-        if self._host.size:
-            cuda._refuse_host_transfer("D2H")
+        stream captures (``MemoryPointer.copy_to_host_async``), except of an empty array (CuPy copies nothing);
+        counted (``_transfers``)."""
+        self._to_host("get")
         if out is not None:
             if not isinstance(out, np.ndarray) or out.shape != self._host.shape or out.dtype != self._host.dtype:
                 raise ValueError("`out` must be a NumPy array of the same shape and dtype")
@@ -350,26 +351,34 @@ class ndarray:
 
     # each of these reads through ``get`` in CuPy (core.pyx), so refuses while a stream captures
     def tolist(self):
-        return self.get().tolist()
+        return self._to_host("tolist").tolist()
 
     def item(self):
         if self._host.size != 1:
             raise ValueError("can only convert an array of size 1 to a Python scalar")
-        return self.get().item()
+        return self._to_host("item").item()
 
     def __bool__(self):
         if self._host.size == 1:
-            return bool(self.get())
+            return bool(self._to_host("bool()"))
         return bool(self._host)
 
     def __float__(self):
-        return float(self.get())
+        return float(self._to_host("float()"))
 
     def __int__(self):
-        return int(self.get())
+        return int(self._to_host("int()"))
 
     def __complex__(self):
-        return complex(self.get())
+        return complex(self._to_host("complex()"))
+
+    def _to_host(self, what):
+        """The host data, read as CuPy reads it (through ``get``): refused while a stream captures, counted as a
+        device-to-host transfer named ``what``."""
+        if self._host.size:
+            cuda._refuse_host_transfer("D2H")
+        _transfers.note(what)
+        return self._host
 
     def __copy__(self):
         return ndarray._of(self._host.copy())
@@ -434,6 +443,8 @@ class ndarray:
             # NumPy's protocols (__array_interface__ ...) would hand NumPy the host memory
             raise AttributeError(f"'cupy.ndarray' object has no attribute {name!r} (real CuPy 14.2 has none)")
         attr = getattr(self._host, name)
+        if name in _HOST_DATA_METHODS:
+            _transfers.note(name)
         return strict(attr, f"ndarray.{name}") if callable(attr) else wrap(attr)
 
     def __len__(self):
@@ -467,6 +478,7 @@ class ndarray:
             self._host[index] = value
 
     def __repr__(self):
+        _transfers.note("repr()")
         return "stand_in_cupy." + repr(self._host)
 
 

@@ -1,0 +1,53 @@
+"""benchmarks/device_run.sh, the lent GPU machine's one command: it parses, its parts' budgets fit in 8 minutes,
+and a run (with stub programs in place of Python and nvidia-smi) prints one summary line per part and writes
+its figures to one file."""
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join(ROOT, "benchmarks", "device_run.sh")
+PARTS = ("environment", "tests+G1", "training", "benchmarks", "ratios")
+needs_bash = pytest.mark.skipif(shutil.which("bash") is None, reason="the script is a bash script; no bash here")
+
+
+@needs_bash
+def test_the_device_script_parses_and_its_budgets_fit_in_eight_minutes():
+    subprocess.run(["bash", "-n", SCRIPT], check=True)
+    plan = subprocess.run(["bash", SCRIPT], env={**os.environ, "DEVICE_RUN_DRY": "1"}, capture_output=True,
+                          text=True, check=True, timeout=30).stdout
+    budgets = {name: int(s) for name, s in re.findall(r"^  (\S+)\s+(\d+) s$", plan, re.M)}
+    assert tuple(budgets) == PARTS
+    deadline = int(re.search(r"deadline (\d+) s", plan).group(1))
+    assert sum(budgets.values()) <= deadline <= 8 * 60 - 30  # 30 s left for the start-up and the copy back
+
+
+@needs_bash
+def test_a_device_run_prints_one_line_per_part_and_writes_one_figures_file(tmp_path):
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    (stubs / "nvidia-smi").write_text("#!/bin/bash\necho 'GPU 0: stub'\n")
+    (stubs / "python3").write_text("""#!/bin/bash
+case "$*" in
+  *gpu_check.py*) echo "== summary"; echo "GPU tests  passed  1.0 s  3 passed in 1.0s"; echo; echo "G1 table" ;;
+  *ratios.py*) echo "W1 cuda ratio 0.5" ;;
+  "-m pytest"*) echo "==== 2 passed in 1.0s ====" ;;
+  -) cat > /dev/null; echo "train: mlp: test accuracy 97.00% (stub)" ;;
+  *) echo "cupy 14.2.0 numpy 2.5.0" ;;
+esac
+""")
+    for stub in stubs.iterdir():
+        stub.chmod(0o755)
+    out = tmp_path / "out"
+    done = subprocess.run(["bash", SCRIPT], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PATH": f"{stubs}{os.pathsep}{os.environ['PATH']}", "OUT": str(out)})
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.startswith("== ")]
+    assert [line.split()[1] for line in lines] == list(PARTS)
+    assert sorted(p.name for p in out.iterdir()) == ["figures.txt", "logs"]
+    figures = (out / "figures.txt").read_text()
+    for needed in ("G1 table", "train: mlp", "W1 cuda ratio", "2 passed"):
+        assert needed in figures
