@@ -24,7 +24,7 @@ from copy import deepcopy
 
 import numpy as np
 
-from . import _names, _record, cuda
+from . import _dtypes, _names, _record, cuda
 
 _NO_HOST_COPY = ("Implicit conversion to a NumPy array is not allowed. "
                  "Please use `.get()` to construct a NumPy array explicitly.")
@@ -70,6 +70,7 @@ def strict(function, where):
         if cuda._capturing() and where not in _HOST_ONLY:
             return _deferred(function, where, args, kwargs)
         args, kwargs = to_host(args, where), to_host(kwargs, where)
+        _dtypes.check(where, function, args, kwargs)
         with np.errstate(**_QUIET):
             return wrap(function(*args, **kwargs))
     call.__name__ = where
@@ -434,7 +435,8 @@ def _matmul(a, b):
     if not isinstance(a, ndarray) or not isinstance(b, ndarray):
         return NotImplemented
     with np.errstate(**_QUIET):
-        return wrap(operator.matmul(a._host, b._host))
+        product = _dtypes.matmul((a._host, b._host), None)  # CuPy's float16/bfloat16 rules
+        return wrap(operator.matmul(a._host, b._host) if product is None else product)
 
 
 _operators()
