@@ -13,8 +13,8 @@ path does, so a GPU result keeps the input's dtype:
   or ``(..., K) @ (K, N)``): CuPy's 2-D product is cuBLAS ``GemmEx`` on the 16-bit data with
   float32 accumulation (tensor cores, no copies); other batches are computed in float32 and
   rounded once (bfloat16), or left to CuPy's own float32 path (float16, the same numbers);
-- ``sort``/``argsort``: Thrust has no bfloat16; sorted as float32 (exact: bfloat16 widens
-  exactly, and NaNs still sort last);
+- ``sort``/``argsort`` (and ``partition``/``argpartition``, which sort short rows): Thrust has
+  no bfloat16; sorted as float32 (exact: bfloat16 widens exactly, and NaNs still sort last);
 - ``where``/``clip``: no bfloat16 loop (float32 out); rounded back to bfloat16 (exact);
 - ``cupyx.scipy.special.erf``/``erfc``: float16 gives float64, bfloat16 float32; computed in
   float64 and rounded once, as the CPU's erf does.
@@ -42,6 +42,8 @@ GAPS = {
                "one 2-D product where the batch folds; else float32 and rounded once"),
     "sort": ("bfloat16: NotImplementedError (Thrust)", "sorted as float32"),
     "argsort": ("bfloat16: NotImplementedError (Thrust)", "sorted as float32"),
+    "partition": ("bfloat16: NotImplementedError where CuPy sorts the rows (short ones)", "as float32"),
+    "argpartition": ("bfloat16: NotImplementedError where CuPy sorts the rows (short ones)", "as float32"),
     "where": ("bfloat16: float32 result", "rounded back to bfloat16 (exact)"),
     "clip": ("bfloat16: float32 result", "rounded back to bfloat16 (exact)"),
     "erf": ("float16: float64, bfloat16: float32 result", "float64 and rounded once"),
@@ -93,10 +95,10 @@ def _matmul(cupy):
 
 def _sorting(cupy, name):
     function = getattr(cupy, name)
-    narrow = name == "sort"
+    narrow = name in ("sort", "partition")
 
     def sort(a, *args, **kwargs):
-        """CuPy's sort/argsort; bfloat16 sorted as float32 (Thrust has no bfloat16)."""
+        """CuPy's sort/argsort/(arg)partition; bfloat16 as float32 (Thrust has no bfloat16)."""
         if a.dtype.char != "E":
             return function(a, *args, **kwargs)
         result = function(a.astype(_F32), *args, **kwargs)
@@ -171,15 +173,16 @@ def namespace(cupy):
 
     Example:
         >>> import types
-        >>> xp = namespace(types.SimpleNamespace(matmul=None, sort=None, argsort=None, where=None, clip=None))
+        >>> xp = namespace(types.SimpleNamespace(matmul=None, sort=None, argsort=None, partition=None,
+        ...                                              argpartition=None, where=None, clip=None))
         >>> xp.__name__
         'cupy'
     """
     xp = _Namespace(getattr(cupy, "__name__", "cupy"))
     xp._cupy = cupy
     xp.matmul = _matmul(cupy)
-    xp.sort = _sorting(cupy, "sort")
-    xp.argsort = _sorting(cupy, "argsort")
+    for name in ("sort", "argsort", "partition", "argpartition"):
+        setattr(xp, name, _sorting(cupy, name))
     xp.where = _where(cupy)
     xp.clip = _clip(cupy)
     return xp

@@ -56,9 +56,10 @@ def _refuse_sort(dtype):
         raise NotImplementedError(f"Sorting arrays with dtype '{np.dtype(dtype)}' is not supported")
 
 
-def partition_sorts(length, size, kth):
-    """Whether CuPy's ``partition`` of rows of ``length`` (``size`` elements in all) sorts the rows
-    instead of running its bitonic kernel (``_routines_sorting.pyx``, ``_ndarray_partition``)."""
+def partition_sorts(length, size, kth, arg=False):
+    """Whether CuPy's ``partition`` (``argpartition`` if ``arg``) of rows of ``length`` (``size``
+    elements in all) sorts the rows instead of running its bitonic kernel
+    (``_routines_sorting.pyx``, ``_ndarray_partition`` and ``_ndarray_argpartition``)."""
     max_k = 0
     for k in (kth,) if isinstance(kth, (int, np.integer)) else kth:
         max_k = max(max_k, k + length if k < 0 else k)
@@ -67,7 +68,7 @@ def partition_sorts(length, size, kth):
     while sz > 0 and length // sz < max_k + 32 * t:
         sz //= 2
     sz *= size // length if length else 0
-    return length < 32 or sz <= 32 or max_k >= 1024
+    return length < 32 or (sz < 1 if arg else sz <= 32) or max_k >= 1024
 
 
 def check(where, function, args, kwargs):
@@ -89,7 +90,7 @@ def check(where, function, args, kwargs):
     kth = kwargs.get("kth", args[0] if where.startswith("ndarray.") and args else (args[1] if len(args) > 1 else 0))
     axis = kwargs.get("axis", -1)
     length = host.size if axis is None else host.shape[axis]
-    if partition_sorts(length, host.size, kth):
+    if partition_sorts(length, host.size, kth, arg=where.endswith("argpartition")):
         _refuse_sort(host.dtype)
 
 
