@@ -10,7 +10,8 @@ path does, so a GPU result keeps the input's dtype:
 - ``matmul`` of 3+ dims: bfloat16 raises ``TypeError`` (CuPy's batched path sends it to its
   integer kernel). float16 is copied to float32, multiplied by the float32 batched GEMM and
   copied back. Both are folded into one 2-D product where the batch allows (a batch of one,
-  or ``(..., K) @ (K, N)``): CuPy's 2-D product is cuBLAS ``GemmEx`` on the 16-bit data with
+  ``(..., M, K) @ (K, N)`` as more rows, ``(M, K) @ (..., K, N)`` as more columns, which
+  costs a copy of ``b``): CuPy's 2-D product is cuBLAS ``GemmEx`` on the 16-bit data with
   float32 accumulation (tensor cores, no copies); other batches are computed in float32 and
   rounded once (bfloat16), or left to CuPy's own float32 path (float16, the same numbers);
 - ``sort``/``argsort`` (and ``partition``/``argpartition``, which sort short rows): Thrust has
@@ -26,7 +27,7 @@ and no float32 copies.
 
 Example:
     >>> sorted(GAPS)[:3]
-    ['argsort', 'clip', 'erf']
+    ['argpartition', 'argsort', 'clip']
 """
 import types
 
@@ -59,6 +60,14 @@ def _folded(cupy, a, b, out):
     elif a.ndim == b.ndim and all(n == 1 for n in a.shape[:-2] + b.shape[:-2]):  # a batch of one
         product = cupy.matmul(a.reshape(a.shape[-2:]), b.reshape(b.shape[-2:]))
         shape = a.shape[:-2] + product.shape
+    elif a.ndim >= 2 and b.ndim >= 3 and b.size and all(n == 1 for n in a.shape[:-2]):
+        # (M, K) @ (..., K, N): the batch is more columns
+        (m, k), n = a.shape[-2:], b.shape[-1]
+        batch = b.shape[:-2]
+        count = b.size // (k * n)
+        columns = b.reshape(count, k, n).transpose(1, 0, 2).reshape(k, count * n)
+        product = cupy.matmul(a.reshape(m, k), columns).reshape(m, count, n).transpose(1, 0, 2)
+        shape = a.shape[:-2][len(batch):] + batch + (m, n) if a.ndim > b.ndim else batch + (m, n)
     else:
         return None
     product = product.reshape(shape)
