@@ -277,3 +277,21 @@ def test_quiet_with_json_prints_only_the_json(capsys):
     captured = capsys.readouterr()
     assert captured.err == ""
     assert SUMMARY_KEYS <= set(json.loads(captured.out))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("precision", ["bf16", "mixed16"])
+def test_cnn_trains_on_the_gpu_in_16_bit_precisions(precision, capsys):
+    """CuPy 14.2 has no batched bfloat16 product (conv2d's), and upcasts a batched float16 one to float32
+    with copies both ways; gpugrad's GPU path (gpugrad/backend/cupy_gaps.py) does neither. On the stand-in,
+    which records CuPy's float16 upcasts, an epoch of the CNN makes none."""
+    import cupy
+
+    upcasts = getattr(cupy, "_dtypes", None)  # the stand-in's record; the real CuPy has none
+    before = len(upcasts.UPCASTS) if upcasts is not None else 0
+    assert main(["train", "--epochs", "1", "--device", "cuda", "--model", "cnn", "--precision", precision,
+                 "--no-progress", "--batch-size", "256"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("cnn: test accuracy ") and f"precision {precision}" in out, out
+    if upcasts is not None:
+        assert upcasts.UPCASTS[before:] == []

@@ -8,7 +8,7 @@ and whose signature is the one declared in it (see ``kernel_source``).
 """
 import operator
 
-from . import kernel_source
+from . import cupy_gaps, kernel_source
 
 # Params a kernel needs that its callers need not pass: derived from the arrays.
 _DERIVED_PARAMS = {
@@ -74,7 +74,7 @@ class CupyBackend:
     def __init__(self):
         import cupy
 
-        self.xp = cupy
+        self.xp = cupy_gaps.namespace(cupy)  # CuPy with its float16/bfloat16 gaps worked around
         self.array_type = cupy.ndarray
         self._count = cupy.cuda.runtime.getDeviceCount()
         self._get_device = cupy.cuda.runtime.getDevice

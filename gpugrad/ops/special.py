@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ..backend import CPU
+from ..backend import CPU, cupy_gaps
 from ..backend.cpu_fast import COSTLY
 from ..registry import RegisterGradient
 from ..tensor import Tensor
@@ -154,7 +154,7 @@ def _erf_array(device, a):
         return _on_cpu(erf_numpy, a)
     from cupyx.scipy.special import erf as cupy_erf
 
-    return cupy_erf(a)
+    return cupy_gaps.special(cupy_erf)(a)  # float16/bfloat16: in float64, rounded once, as on the CPU
 
 
 def _normal_cdf_array(device, a):
@@ -164,7 +164,7 @@ def _normal_cdf_array(device, a):
     from cupyx.scipy.special import erfc as cupy_erfc
 
     a = a.astype(float_dtype_of(a), copy=False)
-    return 0.5 * cupy_erfc(a * a.dtype.type(-_SQRT_HALF))
+    return cupy_gaps.special(lambda v: 0.5 * cupy_erfc(v))(a * a.dtype.type(-_SQRT_HALF))
 
 
 # ---------------------------------------------------------------- erf
@@ -230,6 +230,8 @@ def _gelu_grad_unfused(xp, x, dy):
         erfc = erfc_numpy
     else:
         from cupyx.scipy.special import erfc
+
+        erfc = cupy_gaps.special(erfc)
     cdf = 0.5 * erfc(x * -_SQRT_HALF)
     pdf = xp.exp(-0.5 * x * x) * _INV_SQRT_2PI
     return (dy * (cdf + x * pdf),)

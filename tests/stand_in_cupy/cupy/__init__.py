@@ -66,7 +66,14 @@ It counts every device-to-host transfer (``get``, ``asnumpy``, ``item``, ``tolis
 ``float``, ``int``, ``complex``, ``repr``, ``tobytes``...): ``with cupy._transfers.counting() as seen``
 collects each one with its caller (``tests/test_host_syncs.py`` counts a training step's).
 
-What it cannot show: speed, memory (its pool reports 0 bytes), streams (so a
+float16 and bfloat16 follow CuPy 14.2's type tables (:mod:`cupy._dtypes`): a
+product of 3 or more dimensions in bfloat16 raises ``TypeError`` and in float16
+is computed in float32 (recorded in ``_dtypes.UPCASTS``); sorts (and partitions
+of short rows, ``median``, ``quantile``) refuse bfloat16; ``where`` and ``clip``
+give float32 for bfloat16; ``cupyx.scipy.special.erf``/``erfc`` give float64
+for float16 and float32 for bfloat16.
+
+What it cannot show: speed (the cost of CuPy's float16 copies to float32 among it), memory (its pool reports 0 bytes), streams (so a
 capture is refused whatever stream is current, and an event or another stream
 cannot join one), what CUDA's driver itself refuses in a capture beyond CuPy's
 checks (synchronising another stream or event, a kernel CuPy launches with
@@ -87,7 +94,7 @@ if _os.environ.get("GPUGRAD_STAND_IN_CUPY") != "1":
     raise ImportError("tests/stand_in_cupy is the test suite's NumPy stand-in for CuPy, not CuPy; "
                       "it loads only with GPUGRAD_STAND_IN_CUPY=1 (see tests/test_gpu_paths_on_host.py)")
 
-from . import _names, _record, _transfers, cuda, random  # noqa: E402
+from . import _dtypes, _names, _record, _transfers, cuda, random  # noqa: E402
 from ._array import cast as _cast, from_host as _from_host, is_float as _is_float, ndarray  # noqa: E402
 from ._array import strict as _strict, to_host as _to_host, wrap as _wrap  # noqa: E402
 from ._kernel import ElementwiseKernel  # noqa: E402
@@ -200,6 +207,7 @@ def clip(a, a_min, a_max, out=None):
     dtype = _np.result_type(x, lo, hi)
     x, lo, hi = (_np.asarray(v).astype(dtype) for v in (x, lo, hi))
     result = _np.where(lo > hi, hi, _np.where(x < lo, lo, _np.where(x > hi, hi, x)))
+    result = result.astype(_dtypes.clip_dtype(result), copy=False)  # no bfloat16 loop: float32
     if out is not None:
         _np.copyto(out._host, result, casting="same_kind")
         return out
@@ -218,7 +226,8 @@ def where(condition, x=None, y=None):
     condition = condition.astype("?", copy=False)  # as CuPy: AttributeError for a bool or list
     if not isinstance(condition, ndarray):
         raise TypeError(f"Unsupported type {type(condition)} in where: a NumPy array, not a CuPy array")
-    return ndarray._of(_contiguous(_np.where(condition._host, _operand(x, "where"), _operand(y, "where"))))
+    result = _np.where(condition._host, _operand(x, "where"), _operand(y, "where"))
+    return ndarray._of(_contiguous(result.astype(_dtypes.where_dtype(result), copy=False)))
 
 
 def take(a, indices, axis=None, out=None):

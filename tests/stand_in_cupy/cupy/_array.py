@@ -24,7 +24,7 @@ from copy import deepcopy
 
 import numpy as np
 
-from . import _names, _record, _transfers, cuda
+from . import _dtypes, _names, _record, _transfers, cuda
 
 _NO_HOST_COPY = ("Implicit conversion to a NumPy array is not allowed. "
                  "Please use `.get()` to construct a NumPy array explicitly.")
@@ -71,6 +71,7 @@ def strict(function, where):
             refuse_in_capture(where, args)
             return _deferred(function, where, args, kwargs)
         args, kwargs = to_host(args, where), to_host(kwargs, where)
+        _dtypes.check(where, function, args, kwargs)
         with np.errstate(**_QUIET):
             return wrap(function(*args, **kwargs))
     call.__name__ = where
@@ -515,7 +516,8 @@ def _matmul(a, b):
         refuse_product_in_capture("matmul", [a, b])
         cuda._refuse("the @ operator (an allocation)")
     with np.errstate(**_QUIET):
-        return wrap(operator.matmul(a._host, b._host))
+        product = _dtypes.matmul((a._host, b._host), None)  # CuPy's float16/bfloat16 rules
+        return wrap(operator.matmul(a._host, b._host) if product is None else product)
 
 
 _operators()

@@ -23,7 +23,7 @@ import sys
 
 import numpy as np
 
-from . import _record, cuda
+from . import _dtypes, _record, cuda
 from ._array import _QUIET, device_index, is_float, ndarray, refuse_product_in_capture, to_host, wrap
 
 _PY_SCALARS = (int, float, bool, complex)  # exact types: CuPy's CScalar takes no subclasses
@@ -93,7 +93,7 @@ def _power(inputs, dtype):
     return np.where(negative, special, powers)
 
 
-_MIMICS = {"floor_divide": _floor_divide, "remainder": _remainder, "power": _power}
+_MIMICS = {"floor_divide": _floor_divide, "remainder": _remainder, "power": _power, "matmul": _dtypes.matmul}
 
 
 def _refuse_overlap_copies(name, inputs, outs):
