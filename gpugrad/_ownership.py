@@ -44,7 +44,7 @@ __all__ = ["MIN_SIZE", "may_write_in_place", "hold", "release", "held"]
 
 MIN_SIZE = 1 << 15  # elements: below this a fresh allocation costs nothing (the sweep and the optimizers)
 
-_held = {}  # id(array) -> how many live plans hold it
+_held: dict[int, int] = {}  # id(array) -> how many live plans hold it
 _lock = threading.Lock()  # hold and release count; the check reads one dict entry
 
 

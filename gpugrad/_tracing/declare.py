@@ -35,14 +35,16 @@ Example:
 import functools
 import inspect
 import types
+from typing import Any, Callable, Optional, TypeVar
 
 from . import state
 
 OP, SHAPE, HOST, REFUSED = "op", "shape", "host", "refused"
+F = TypeVar("F", bound=Callable[..., Any])  # a declaration keeps the type of what it declares
 KINDS = (OP, SHAPE, HOST, REFUSED)
 
 
-def root(kind=OP, effects=None):
+def root(kind: str = OP, effects: Optional[str] = None) -> Callable[[F], F]:
     """Declare the decorated function a root of kind ``kind`` (``effects``: what a ``HOST`` root changes).
 
     Example:
@@ -56,12 +58,12 @@ def root(kind=OP, effects=None):
     if kind == HOST and not effects:
         raise ValueError("a HOST root declares its effects (what a replay must do again)")
 
-    def decorate(fn):
+    def decorate(fn: F) -> F:
         return declared(fn, kind, effects)
     return decorate
 
 
-def declared(fn, kind=OP, effects=None):
+def declared(fn: F, kind: str = OP, effects: Optional[str] = None) -> F:
     """``fn`` declared a root of ``kind``: a pass-through of its signature; ``fn`` itself when already declared.
 
     Example:
