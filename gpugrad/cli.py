@@ -321,6 +321,19 @@ def _positive_float(text):
     return value
 
 
+def _usable_device(text):
+    """A ``--device`` value this machine can use (as ``GPUGRAD_DEVICE`` is checked): a malformed name or a GPU the
+    machine lacks is a usage error (exit 2, one line), from the flag as from the environment."""
+    from .backend import get_device
+    from .errors import DeviceError, DeviceUnavailableError
+
+    try:
+        get_device(text)
+    except (DeviceError, DeviceUnavailableError) as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 def _existing_file(text):
     if not os.path.isfile(text):
         raise argparse.ArgumentTypeError(f"no such file: {text!r}")
@@ -398,7 +411,7 @@ def _add_train(sub):
     train.add_argument("--batch-size", type=_positive_int, help="images per step (default: 64)")
     train.add_argument("--lr", type=_positive_float, help="learning rate (default: 0.001 for mlp, 0.002 for cnn)")
     train.add_argument("--optimizer", choices=OPTIMIZERS, help="default: adam")
-    train.add_argument("--device", help="cpu, cuda or cuda:N (default: GPUGRAD_DEVICE, else the first GPU, "
+    train.add_argument("--device", type=_usable_device, help="cpu, cuda or cuda:N (default: GPUGRAD_DEVICE, else the first GPU, "
                        "else the CPU)")
     train.add_argument("--seed", type=seed_value, default=0,
                        help="seed of the weights and the batch order: a whole number >= 0, as NumPy's "
@@ -471,7 +484,7 @@ def _add_check(sub):
         description="Compare the gradient of every registered op (the spec table of gpugrad._tools.op_specs) "
                     "with central differences, first order in float64, on every usable device, and print a "
                     "table of the largest errors. Exits with 1 when a check fails.")
-    check.add_argument("--device", action="append", metavar="DEVICE",
+    check.add_argument("--device", action="append", metavar="DEVICE", type=_usable_device,
                        help="check on this device only (cpu, cuda, cuda:N); repeat for several "
                             "(default: every usable device)")
     check.add_argument("--tolerance", type=_positive_float, default=TOLERANCE, metavar="TOL",

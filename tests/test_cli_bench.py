@@ -496,8 +496,10 @@ def test_load_cannot_be_combined_with_run_options(quick_run, capsys):
 
 def test_check_on_a_device_that_cannot_be_used_is_one_line():
     proc = gpugrad_command("check", "--device", "tpu:0", "--no-progress")
-    assert proc.returncode == 1
-    assert proc.stderr.startswith("gpugrad: error: invalid device 'tpu:0'") and "Traceback" not in proc.stderr
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1] == ("gpugrad check: error: argument --device: invalid device 'tpu:0': "
+                                                    "use 'cpu', 'cuda' or 'cuda:N'")
+    assert "Traceback" not in proc.stderr
 
 
 def test_help_lists_every_subcommand(capsys):

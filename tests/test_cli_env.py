@@ -107,3 +107,15 @@ def test_in_a_subprocess_no_traceback_and_exit_2(command, variable, value):
     assert proc.returncode == 2, proc.stderr
     assert proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(f"gpugrad: error: {variable}"), proc.stderr
+
+
+@pytest.mark.parametrize("command", ["train", "check"])
+@pytest.mark.parametrize("variable, value, message", [b for b in BAD if b[0] == "GPUGRAD_DEVICE"],
+                         ids=[value for variable, value, _ in BAD if variable == "GPUGRAD_DEVICE"])
+def test_a_bad_device_flag_exits_as_the_variable_does(command, variable, value, message, ran, capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main([command, "--device", value])
+    assert exc.value.code == 2 and ran == []
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith(f"gpugrad {command}: error: argument --device: ")
+    assert message.split("cannot be used: ")[1] in err[-1]

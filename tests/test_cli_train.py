@@ -62,8 +62,10 @@ def test_bad_arguments_exit_2_with_usage(argv, capsys):
 
 @pytest.mark.skipif(gg.cuda_available(), reason="this machine has a GPU, so 'cuda' is valid here")
 def test_cuda_without_a_gpu_is_a_clear_error(capsys):
-    assert main(["train", "--epochs", "1", "--device", "cuda", "--no-progress"]) == 1
-    assert "gpugrad: error: no CUDA device can be used" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:  # a usage error, as GPUGRAD_DEVICE=cuda is
+        main(["train", "--epochs", "1", "--device", "cuda", "--no-progress"])
+    assert exc.value.code == 2
+    assert "error: argument --device: no CUDA device can be used" in capsys.readouterr().err
 
 
 def test_python_dash_m_gpugrad_train():
