@@ -32,6 +32,7 @@ from ..ops.base import unary
 
 if TYPE_CHECKING:
     from .._typing import DeviceLike, DTypeLike, TensorLike
+    from ..tensor import Tensor, Variable
     from .init import Seed
 
 __all__ = ["LSTMCell", "GRUCell", "LSTM", "GRU"]
@@ -97,7 +98,7 @@ def _add_biases(b_ih, b_hh):
     return b_ih if b_hh is None else b_ih + b_hh
 
 
-def _check_input(x, input_size, layer, ndims, like):
+def _check_input(x, input_size, layer, ndims, like) -> Tensor:
     """``x`` as a Tensor of ``ndims`` (batched) or ``ndims - 1`` (unbatched) dimensions whose last is input_size."""
     x = unary(x, like)
     if x.ndim not in (ndims, ndims - 1) or x.shape[-1] != input_size:
@@ -107,7 +108,7 @@ def _check_input(x, input_size, layer, ndims, like):
     return x
 
 
-def _check_state(state, shape, layer, what, like):
+def _check_state(state, shape, layer, what, like) -> Tensor | None:
     if state is None:
         return None
     state = unary(state, like)
@@ -118,6 +119,10 @@ def _check_state(state, shape, layer, what, like):
 
 class _Cell(Module):
     kind = "LSTM"
+    weight_ih: Variable
+    weight_hh: Variable
+    bias_ih: Variable | None
+    bias_hh: Variable | None
 
     def __init__(self, input_size, hidden_size, bias, dtype, device, seed, name):
         super().__init__()
@@ -233,9 +238,9 @@ class _Recurrent(Module):
     def _layer(self, k):
         return tuple(getattr(self, f"{w}_l{k}") for w in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
 
-    def _time_major(self, x):
+    def _time_major(self, x) -> tuple[Tensor, bool]:
         """``(x as (seq_len, batch, input), batched)``."""
-        x = _check_input(x, self.input_size, self.kind, 3, self.weight_ih_l0)
+        x = _check_input(x, self.input_size, self.kind, 3, self._layer(0)[0])
         if x.ndim == 2:
             return ops.expand_dims(x, 1), False
         return (ops.swapaxes(x, 0, 1) if self.batch_first else x), True
@@ -245,7 +250,7 @@ class _Recurrent(Module):
         if state is None:
             return [None] * self.num_layers
         shape = (self.num_layers, batch, self.hidden_size) if batched else (self.num_layers, self.hidden_size)
-        state = _check_state(state, shape, self.kind, what, self.weight_ih_l0)
+        state = _check_state(state, shape, self.kind, what, self._layer(0)[0])
         if not batched:
             state = ops.expand_dims(state, 1)
         return [ops.squeeze(s, 0) for s in ops.split(state, self.num_layers, axis=0)]
