@@ -265,6 +265,7 @@ def test_dropout_between_layers_only_while_training():
     (lambda: gg.nn.LSTMCell(3, 4)(gg.ones((2, 3)), (gg.zeros((2, 4)), gg.zeros((2, 5)))), gg.ShapeError,
      "LSTMCell: c"),
     (lambda: gg.nn.GRUCell(3, 4)(gg.ones((2, 2, 3))), gg.ShapeError, "GRUCell: input"),
+    (lambda: gg.nn.GRU(3, 4, batch_first=True)(gg.ones((2, 0, 3))), gg.ShapeError, "GRU: the input sequence is empty"),
 ])
 def test_bad_arguments_raise_naming_the_layer(bad, error, match):
     with pytest.raises(error, match=match):

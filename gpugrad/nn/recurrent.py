@@ -241,22 +241,30 @@ class _Recurrent(Module):
     def _time_major(self, x) -> tuple[Tensor, bool]:
         """``(x as (seq_len, batch, input), batched)``."""
         x = _check_input(x, self.input_size, self.kind, 3, self._layer(0)[0])
+        if x.shape[-2 if self.batch_first and x.ndim == 3 else 0] == 0:
+            raise ShapeError(f"{self.kind}: the input sequence is empty (seq_len 0), shape {x.shape}")
         if x.ndim == 2:
             return ops.expand_dims(x, 1), False
         return (ops.swapaxes(x, 0, 1) if self.batch_first else x), True
 
     def _initial(self, state, batch, batched, what):
-        """The initial state as a list of per-layer (batch, hidden) tensors, or Nones for zeros."""
+        """The initial state as a list of per-layer (1, batch, hidden) tensors, or Nones for zeros."""
         if state is None:
             return [None] * self.num_layers
         shape = (self.num_layers, batch, self.hidden_size) if batched else (self.num_layers, self.hidden_size)
         state = _check_state(state, shape, self.kind, what, self._layer(0)[0])
         if not batched:
             state = ops.expand_dims(state, 1)
-        return [ops.squeeze(s, 0) for s in ops.split(state, self.num_layers, axis=0)]
+        return ops.split(state, self.num_layers, axis=0)
 
     def _run(self, x, states, step):
-        """Run every layer over the sequence ``x`` (time-major); ``step(k, xw_t, state) -> (h, state)``."""
+        """Run every layer over the sequence ``x`` (time-major); ``step(xw_t, state, w_hh_t, b_hh) -> (h, state)``.
+
+        Each layer projects the whole sequence at once and splits it into steps of shape (1, batch, gates):
+        the step's tensors keep that leading 1, so the outputs concatenate back, and the gradient of the
+        split is one concatenation (indexing ``xw[t]`` would scatter into zeros of the whole sequence at
+        every step).
+        """
         finals = []
         seq = x
         for k in range(self.num_layers):
@@ -265,11 +273,11 @@ class _Recurrent(Module):
             w_hh_t = ops.transpose(w_hh)
             state = states[k]
             outputs = []
-            for t in range(x.shape[0]):
-                h, state = step(xw[t], state, w_hh_t, b_hh)
+            for xw_t in ops.split(xw, x.shape[0], axis=0):
+                h, state = step(xw_t, state, w_hh_t, b_hh)
                 outputs.append(h)
             finals.append(state)
-            seq = ops.stack(outputs, axis=0)
+            seq = ops.concat(outputs, axis=0)
             if self.dropout and self.training and k < self.num_layers - 1:  # PyTorch's: not after the last
                 seq = ops.dropout(seq, self.dropout)  # masks from gpugrad's global generator (gg.random.seed)
         return seq, finals
@@ -280,7 +288,7 @@ class _Recurrent(Module):
         return ops.swapaxes(seq, 0, 1) if self.batch_first else seq
 
     def _final(self, tensors, batched):
-        stacked = ops.stack(tensors, axis=0)
+        stacked = ops.concat(tensors, axis=0)  # each (1, batch, hidden)
         return stacked if batched else ops.squeeze(stacked, 1)
 
     def extra_repr(self) -> str:
