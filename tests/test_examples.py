@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from gpugrad.examples import digits_cnn, digits_mlp, linear_regression
+from gpugrad.examples import digits_cnn, digits_mlp, linear_regression, sine_lstm
 
 from .conftest import device_params
 
@@ -75,3 +75,14 @@ def test_examples_reject_bad_arguments(capsys):
     with pytest.raises(SystemExit) as exit_info:
         digits_mlp.main(["--epochs", "two"])
     assert exit_info.value.code == 2 and "--epochs" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("device", device_params())
+def test_sine_lstm_loss_falls_and_beats_repeating_the_last_sample(device, capsys):
+    test_loss, baseline = sine_lstm.main(["--steps", "100", "--device", device])
+    out = capsys.readouterr().out
+    x, y = sine_lstm.make_data(512, 1)  # the test set: its baseline from NumPy
+    assert baseline == pytest.approx(float(np.mean((x.numpy()[:, -1] - y.numpy()) ** 2)), rel=1e-5)
+    losses = [float(v) for v in re.findall(r"step \d+: loss ([0-9.]+)", out)]
+    assert len(losses) == 3 and losses[0] > 0.1 and losses[-1] < losses[0] / 50, out
+    assert test_loss < baseline / 5, out  # the LSTM read frequency and phase off the window

@@ -21,6 +21,7 @@ from .linear import Dense, Flatten
 from .module import Module
 from .normalization import BatchNorm, LayerNorm
 from .pooling import AvgPool2D, MaxPool2D
+from .recurrent import GRU, LSTM, GRUCell, LSTMCell
 
 __all__ = ["Module", "Sequential", "Dense", "Flatten", "Conv2D", "MaxPool2D", "AvgPool2D", "Dropout",
-           "Embedding", "LayerNorm", "BatchNorm", "init", "functional"] + functional.__all__
+           "Embedding", "LayerNorm", "BatchNorm", "LSTMCell", "GRUCell", "LSTM", "GRU", "init", "functional"] + functional.__all__
