@@ -67,7 +67,7 @@ def nll_loss(log_probs: TensorLike, target: TensorLike, weight: TensorLike | Non
 # ---------------------------------------------------------------- binary_cross_entropy
 
 _LOG_FLOOR = -100.0  # PyTorch clamps each log to >= -100, so p = 0 or 1 gives a finite loss
-_EPS = 1e-12  # PyTorch's floor of p (1 - p) in the gradient
+_EPS = float(np.float32(1e-12))  # PyTorch's floor of p (1 - p) in the gradient: its EPSILON, a float32 1e-12
 
 
 def binary_cross_entropy(probs: TensorLike, targets: TensorLike, weight: TensorLike | None = None,
