@@ -1,7 +1,7 @@
 """Likelihood losses of PyTorch's names: nll_loss (log-probabilities against class labels) and
 binary_cross_entropy (probabilities against binary targets).
 
-``nll_loss`` is linear in its input (a Multiply by a constant coefficient and a Sum, the core
+``nll_loss`` is linear in its input (a Mul by a constant coefficient and a Sum, the core
 softmax_cross_entropy's options share: :func:`gpugrad.ops.losses.weighted_nll`), so its gradients
 are theirs. ``binary_cross_entropy`` is the op ``BinaryCrossEntropy`` with PyTorch's clamped logs
 and its gradient rule ``(p - t) / max(p (1 - p), 1e-12)``.

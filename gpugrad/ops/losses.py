@@ -295,7 +295,7 @@ def weighted_nll(logp, labels, weight, ignore_index, smoothing, reduction):
     ``logp`` (..., C) is a tensor of log-probabilities, ``labels`` int64 (...) (checked), ``weight`` an
     array (C,) or None. coef = keep * ((1 - ε) * w[label] * onehot(label) + ε / C * w), keep = label !=
     ignore_index; "mean" divides the sum by sum(keep * w[label]) (0/0 = nan when nothing counts, as PyTorch).
-    Linear in ``logp`` through Multiply and Sum, so its gradients are theirs.
+    Linear in ``logp`` through Mul and Sum, so its gradients are theirs.
     """
     dev, dtype = logp._device, logp.dtype
     xp = dev.xp
