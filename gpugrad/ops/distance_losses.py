@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .. import _dtypes
 from .. import mixed_precision as _mp
 from ..errors import DTypeError, ShapeError
 from ..registry import RegisterGradient
@@ -183,7 +184,7 @@ def cosine_similarity(x1: TensorLike, x2: TensorLike, dim: int = 1, eps: float =
     if not shape:
         raise ShapeError("op 'cosine_similarity' needs tensors of at least one dimension, got scalars")
     axis = normalize_axis(dim, len(shape))
-    if a.dtype.kind != "f" or b.dtype.kind != "f":
+    if not (_dtypes.floating(a.dtype) and _dtypes.floating(b.dtype)):
         raise DTypeError(f"op 'cosine_similarity' takes float tensors, got {a.dtype} and {b.dtype}")
     # broadcast first (PyTorch): an operand repeated along dim has the norm of the repeated vector
     a, b = broadcast_to(a, shape), broadcast_to(b, shape)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import _device_checks
+from .. import _device_checks, _dtypes
 from .. import mixed_precision as _mp
 from ..errors import DTypeError, ShapeError
 from ..registry import RegisterGradient
@@ -98,7 +98,7 @@ def binary_cross_entropy(probs: TensorLike, targets: TensorLike, weight: TensorL
         if not isinstance(targets, _NUMBERS):
             raise _shape_error("BinaryCrossEntropy", "probs", p, "targets", t)
         t = unary(p._device.xp.full(p.shape, targets, dtype=p.dtype), p)  # one number: every element's target
-    if p.dtype.kind != "f":
+    if not _dtypes.floating(p.dtype):
         raise DTypeError(f"op 'BinaryCrossEntropy' takes float probabilities, got dtype {p.dtype}")
     pd = p._data
     outside = ((pd < 0) | (pd > 1)).astype(np.int8)

@@ -17,7 +17,7 @@ import builtins
 
 import numpy as np
 
-from .. import _device_checks
+from .. import _device_checks, _dtypes
 from ..backend import CPU, cpu_fast
 from ..errors import DTypeError, ShapeError
 from .. import mixed_precision as _mp
@@ -242,7 +242,7 @@ def softmax_cross_entropy(logits: TensorLike, labels: TensorLike, reduction: str
 def _is_probabilities(labels):
     """Whether ``labels`` are float class probabilities (soft targets) rather than integer labels."""
     if isinstance(labels, (Tensor, np.ndarray)) or hasattr(labels, "__cuda_array_interface__"):
-        return labels.dtype.kind in "fc"
+        return _dtypes.inexact(labels.dtype)
     if isinstance(labels, (list, tuple)):
         return np.asarray(labels).dtype.kind in "fc"
     return False
