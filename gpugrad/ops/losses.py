@@ -264,6 +264,9 @@ def _general_cross_entropy(logits, labels, reduction, weight, ignore_index, smoo
                          f"probabilities (PyTorch ignores it there)")
     targets = unary(labels, logits)
     same_device((logits, targets), op_type)
+    if targets.shape == logits.shape[:-1]:
+        raise DTypeError(f"op {op_type!r} takes integer class labels of shape {targets.shape}, got dtype "
+                         f"{targets.dtype} (class probabilities have the logits' shape {logits.shape})")
     if targets.shape != logits.shape:
         raise _shape_error(op_type, "logits", logits, "probabilities", targets)
     classes = logits.shape[-1]
