@@ -10,6 +10,8 @@ import pytest
 
 import gpugrad as gg
 
+from .conftest import device_params
+
 REDUCTIONS = ["mean", "sum", "none"]
 
 
@@ -301,3 +303,48 @@ def test_a_replay_under_gg_function_equals_the_eager_call(name):
         eager_loss, traced_loss = step(v_eager), traced(v_traced)
         assert eager_loss.numpy().tobytes() == traced_loss.numpy().tobytes()
     assert v_eager.numpy().tobytes() == v_traced.numpy().tobytes()
+
+
+# ---------------------------------------------------------------- on every device
+
+
+@pytest.mark.parametrize("device", device_params())
+@pytest.mark.parametrize("name", list(_cases()))
+def test_each_loss_computes_on_the_device_what_it_computes_on_the_cpu(name, device):
+    fn, start = _cases()[name]
+    values, grads = [], []
+    for dev in ("cpu", device):
+        v = gg.Variable(gg.tensor(start, device=dev))
+        with gg.GradientTape() as tape:
+            loss = fn(v)
+        values.append(loss.numpy())
+        grads.append(tape.gradient(loss, v).numpy())
+    np.testing.assert_allclose(values[1], values[0], rtol=1e-12)
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("device", device_params())
+def test_a_label_out_of_range_on_the_device_raises_at_the_next_host_read_naming_the_op(device):
+    cupy = __import__("sys").modules.get("cupy") if device != "cpu" else None
+    counting = getattr(getattr(cupy, "_transfers", None), "counting", None)  # the stand-in counts transfers
+    logp = gg.tensor(_log_probs((2, 3)), device=device)
+    for make, match in [
+            (lambda: gg.nll_loss(logp, gg.tensor([0, 3], device=device)), "'NLLLoss' got label 3"),
+            (lambda: gg.softmax_cross_entropy(logp, gg.tensor([-100, -1], device=device), ignore_index=-100),
+             "'SoftmaxCrossEntropy' got label -1"),
+            (lambda: gg.binary_cross_entropy(gg.tensor([0.5, -0.5], device=device), [1.0, 0.0]),
+             "'BinaryCrossEntropy' needs probabilities in")]:
+        if device == "cpu":
+            with pytest.raises(IndexError, match=match):
+                make()
+            continue
+        if counting is not None:
+            with counting() as seen:
+                out = make()  # no error and no read here
+            assert seen == [], seen
+        else:
+            out = make()
+        with pytest.raises(gg.IndexOutOfRangeError, match=match):
+            out.numpy()
+    # an ignored label in range of nothing is no error, on any device
+    assert np.isfinite(gg.nll_loss(logp, gg.tensor([-100, 2], device=device)).numpy())
