@@ -76,6 +76,9 @@ def test_nll_loss_raises_for_a_target_out_of_range_naming_the_op():
         gg.nll_loss(gg.tensor(_log_probs((2, 3))), [0, -1])
     with pytest.raises(gg.DTypeError, match="'NLLLoss'"):
         gg.nll_loss(gg.tensor(_log_probs((2, 3))), [0.0, 1.0])
+    with pytest.raises(gg.ShapeError, match=r"'NLLLoss' needs a target of shape \(2, 5\) for log-probabilities of "
+                                            r"shape \(2, 3, 5\) \(classes on axis 1"):
+        gg.nll_loss(gg.tensor(np.zeros((2, 3, 5))), np.zeros((2, 3), int))
 
 
 # ---------------------------------------------------------------- softmax_cross_entropy (F.cross_entropy)

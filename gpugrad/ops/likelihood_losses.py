@@ -17,6 +17,7 @@ from .. import _device_checks, _dtypes
 from .. import mixed_precision as _mp
 from ..errors import DTypeError, ShapeError
 from ..registry import RegisterGradient
+from ..tensor import Tensor
 from . import _autocast
 from .arithmetic import divide, maximum, multiply, negative, subtract
 from .base import binary, emit, public_ops, unary
@@ -58,6 +59,11 @@ def nll_loss(log_probs: TensorLike, target: TensorLike, weight: TensorLike | Non
     x = unary(log_probs)
     if x.ndim == 0:
         raise ShapeError("op 'NLLLoss' needs log-probabilities of shape (C,), (N, C) or (N, C, d1, ...), got a scalar")
+    wanted = x.shape[:1] + x.shape[2:] if x.ndim >= 2 else ()
+    given = np.shape(target._data if isinstance(target, Tensor) else target)
+    if given != wanted:
+        raise ShapeError(f"op 'NLLLoss' needs a target of shape {wanted} for log-probabilities of shape {x.shape} "
+                         f"(classes on axis 1, as PyTorch), got {given}")
     if x.ndim >= 3:
         x = moveaxis(x, 1, -1)  # classes last, where the shared core takes them
     labels = _label_tensor(target, x, "NLLLoss", ignore_index)
@@ -134,5 +140,4 @@ def _binary_cross_entropy_grad(op, dy):
 __all__ = public_ops(globals())
 
 if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
-    from ..tensor import Tensor
     __all__ = ["nll_loss", "binary_cross_entropy"]
