@@ -265,8 +265,8 @@ def _general_cross_entropy(logits, labels, reduction, weight, ignore_index, smoo
     targets = unary(labels, logits)
     same_device((logits, targets), op_type)
     if targets.shape == logits.shape[:-1]:
-        raise DTypeError(f"op {op_type!r} takes integer class labels of shape {targets.shape}, got dtype "
-                         f"{targets.dtype} (class probabilities have the logits' shape {logits.shape})")
+        raise DTypeError(f"op {op_type!r} takes integer class labels, got dtype {targets.dtype} of shape "
+                         f"{targets.shape} (class probabilities have the logits' shape {logits.shape})")
     if targets.shape != logits.shape:
         raise _shape_error(op_type, "logits", logits, "probabilities", targets)
     classes = logits.shape[-1]
