@@ -60,7 +60,7 @@ def nll_loss(log_probs: TensorLike, target: TensorLike, weight: TensorLike | Non
     if x.ndim == 0:
         raise ShapeError("op 'NLLLoss' needs log-probabilities of shape (C,), (N, C) or (N, C, d1, ...), got a scalar")
     wanted = x.shape[:1] + x.shape[2:] if x.ndim >= 2 else ()
-    given = np.shape(target._data if isinstance(target, Tensor) else target)
+    given = tuple(target.shape) if hasattr(target, "shape") else np.shape(target)  # np.shape of CuPy's is CuPy's
     if given != wanted:
         raise ShapeError(f"op 'NLLLoss' needs a target of shape {wanted} for log-probabilities of shape {x.shape} "
                          f"(classes on axis 1, as PyTorch), got {given}")
