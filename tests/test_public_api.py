@@ -41,6 +41,7 @@ PUBLIC = [
     'stack', 'std', 'stop_gradient', 'subtract', 'sum', 'swapaxes', 'swish', 'take', 'take_along_axis',
     'tan', 'tanh', 'tensor', 'tensordot', 'tile', 'trace', 'transpose', 'trapezoid', 'tri', 'tril',
     'triu', 'trunc', 'value_and_grad', 'var', 'vdot', 'vjp', 'vstack', 'where', 'zeros', 'zeros_like',
+    'binary_cross_entropy', 'cosine_similarity', 'huber', 'kl_div', 'nll_loss', 'smooth_l1',  # losses (issue 28)
 ]
 
 RAW_OPS = [

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from . import (activations, arithmetic, control, conv, creation, cumulative, decompositions, dense_layer, indexing,
                linalg, losses, math, nn_ops, ordering, pool, reductions, shape, special, statistics, structure,
                ufuncs)
+from . import distance_losses, likelihood_losses
 from .activations import *  # noqa: F401,F403
 from .arithmetic import *  # noqa: F401,F403
 from .control import *  # noqa: F401,F403
@@ -24,8 +25,10 @@ from .conv import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
 from .cumulative import *  # noqa: F401,F403
 from .decompositions import *  # noqa: F401,F403
+from .distance_losses import *  # noqa: F401,F403
 from .dense_layer import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
+from .likelihood_losses import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .losses import *  # noqa: F401,F403
 from .math import *  # noqa: F401,F403
@@ -41,7 +44,8 @@ from .ufuncs import *  # noqa: F401,F403
 from . import methods as _methods
 
 _MODULES = (creation, arithmetic, math, ufuncs, activations, special, shape, ordering, reductions, cumulative,
-            statistics, indexing, linalg, structure, decompositions, losses, control, dense_layer, conv, pool, nn_ops)
+            statistics, indexing, linalg, structure, decompositions, losses, control, dense_layer, conv, pool, nn_ops,
+            likelihood_losses, distance_losses)
 _EVERY_OP = [name for module in _MODULES for name in module.__all__]
 # The fused gradient ops and the backward convolutions are op types gradient rules call; they
 # are gg.raw_ops (as TensorFlow has tf.raw_ops), not gg. sum_to and prod_others serve the engine.
@@ -71,5 +75,5 @@ if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_t
         "matmul", "einsum", "tensordot", "diagonal", "trace", "diag", "tril", "triu", "outer", "inner", "dot", "vdot",
         "kron", "cross", "softmax", "log_softmax", "softmax_cross_entropy", "sigmoid_cross_entropy", "mse", "identity",
         "stop_gradient", "cast", "dense", "conv2d", "max_pool2d", "avg_pool2d", "dropout", "embedding", "layer_norm",
-        "batch_norm"
+        "batch_norm", "nll_loss", "binary_cross_entropy", "huber", "smooth_l1", "kl_div", "cosine_similarity"
     ]

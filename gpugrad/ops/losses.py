@@ -17,14 +17,14 @@ import builtins
 
 import numpy as np
 
-from .. import _device_checks
+from .. import _device_checks, _dtypes
 from ..backend import CPU, cpu_fast
 from ..errors import DTypeError, ShapeError
 from .. import mixed_precision as _mp
 from ..registry import RegisterGradient
 from ..tensor import Tensor, ensure_tensor
 from . import _autocast, replay
-from .activations import relu_array, sigmoid
+from .activations import relu_array, sigmoid, softplus
 from .arithmetic import multiply, subtract
 from .base import binary, elementwise, emit, public_ops, same_device, unary
 from .math import exp, square
@@ -158,8 +158,9 @@ def check_labels(data, logits_shape, op_type):
                                            f"logits of shape {logits_shape}")
 
 
-def _label_tensor(labels, logits, op_type):
-    """``labels`` as an int64 tensor on the logits' device, checked against the logits."""
+def _label_tensor(labels, logits, op_type, ignore_index=None):
+    """``labels`` as an int64 tensor on the logits' device, checked against the logits (a label equal to
+    ``ignore_index`` passes)."""
     dev = logits._device
     host = labels if isinstance(labels, (list, tuple, np.ndarray, int)) and dev is not CPU else None
     if isinstance(labels, Tensor):
@@ -175,19 +176,37 @@ def _label_tensor(labels, logits, op_type):
                          f"{logits.shape}, got {labels.shape}")
     data = labels._data
     # labels given on the host are checked there, at once, before their copy to the GPU
-    check_labels(data if host is None else np.asarray(host), logits.shape, op_type)
+    checked = data if host is None else np.asarray(host)
+    if ignore_index is not None:
+        checked = checked * (checked != ignore_index)  # an ignored label counts as class 0 here
+    check_labels(checked, logits.shape, op_type)
     if data.dtype != np.int64:
         labels = Tensor._wrap(data.astype(np.int64), dev)
     return labels
 
 
-def softmax_cross_entropy(logits: TensorLike, labels: TensorLike, reduction: str = "mean") -> Tensor:
-    """Cross-entropy of ``softmax(logits)`` against integer class ``labels``.
+def softmax_cross_entropy(logits: TensorLike, labels: TensorLike, reduction: str = "mean", *,
+                          weight: TensorLike | None = None, ignore_index: int | None = None,
+                          label_smoothing: float = 0.0) -> Tensor:
+    """Cross-entropy of ``softmax(logits)`` against integer class ``labels`` or class probabilities.
 
-    ``logits`` has shape (..., C); ``labels`` (a tensor, NumPy array or list of
-    ints in [0, C)) has shape (...). The per-example loss is
-    ``logsumexp(logits) - logits[label]``; ``reduction`` is ``"mean"``,
+    ``logits`` has shape (..., C), classes last (as TensorFlow's
+    ``softmax_cross_entropy_with_logits``; PyTorch's ``F.cross_entropy`` takes
+    them on axis 1). ``labels`` is either integers in [0, C) of shape (...)
+    (a tensor, NumPy array or list), whose per-example loss is
+    ``logsumexp(logits) - logits[label]``, or float class probabilities of
+    the logits' shape (soft targets; they get a gradient too), whose loss is
+    ``-sum(labels * log_softmax(logits))``. ``reduction`` is ``"mean"``,
     ``"sum"`` or ``"none"`` (per-example losses).
+
+    The options are ``torch.nn.functional.cross_entropy``'s: ``weight`` (C,)
+    scales each class's term (it gets no gradient, as in PyTorch), and a
+    weighted ``"mean"`` of integer labels divides by the sum of the weights
+    of the counted labels (of probability targets, by the number of
+    examples); a label equal to ``ignore_index`` adds nothing and is not
+    counted (PyTorch's default is -100; here None: every label counts);
+    ``label_smoothing`` ε mixes the target with the uniform distribution,
+    ``(1 - ε) * target + ε / C``. Plain integer labels take one fused pass.
 
     Example:
         >>> import gpugrad as gg
@@ -197,18 +216,108 @@ def softmax_cross_entropy(logits: TensorLike, labels: TensorLike, reduction: str
         [0.1269, 0.6931]
         >>> round(gg.softmax_cross_entropy(logits, [0, 1]).item(), 4)
         0.41
+        >>> round(gg.softmax_cross_entropy(logits, [0, -100], ignore_index=-100).item(), 4)
+        0.1269
+        >>> round(gg.softmax_cross_entropy(logits, [[1.0, 0.0], [0.5, 0.5]]).item(), 4)
+        0.41
     """
-    if _mp.active and (out := _autocast.float32_op(softmax_cross_entropy, (logits, labels), reduction=reduction)) is not None:
+    options = weight is not None or ignore_index is not None or label_smoothing != 0.0
+    if _mp.active and (out := _autocast.float32_op(softmax_cross_entropy, (logits, labels), reduction=reduction,
+                                                   weight=weight, ignore_index=ignore_index,
+                                                   label_smoothing=label_smoothing)) is not None:
         return out
     _check_reduction(reduction, "softmax_cross_entropy")
     logits = unary(logits)
     if logits.ndim == 0:
         raise ShapeError("op 'SoftmaxCrossEntropy' needs logits of shape (..., classes), got a scalar")
+    if options or _is_probabilities(labels):
+        return _general_cross_entropy(logits, labels, reduction, weight, ignore_index, label_smoothing)
     labels = _label_tensor(labels, logits, "SoftmaxCrossEntropy")
     dev = logits._device
     probs, losses = softmax_cross_entropy_arrays(dev, logits._data, labels._data, reduction)
     probs = emit("Softmax", probs, dev, (logits,), {"axes": (logits.ndim - 1,)})
     return emit("SoftmaxCrossEntropy", losses, dev, (logits, labels, probs), _REDUCED.get(reduction))
+
+
+def _is_probabilities(labels):
+    """Whether ``labels`` are float class probabilities (soft targets) rather than integer labels."""
+    if isinstance(labels, (Tensor, np.ndarray)) or hasattr(labels, "__cuda_array_interface__"):
+        return _dtypes.inexact(labels.dtype)
+    if isinstance(labels, (list, tuple)):
+        return np.asarray(labels).dtype.kind in "fc"
+    return False
+
+
+def _general_cross_entropy(logits, labels, reduction, weight, ignore_index, smoothing):
+    """softmax_cross_entropy with PyTorch's options (``F.cross_entropy``): a composite of the stable
+    ``log_softmax`` and linear ops, so every order of gradient is theirs."""
+    op_type = "SoftmaxCrossEntropy"
+    if not 0.0 <= smoothing <= 1.0:
+        raise ValueError(f"op {op_type!r} takes label_smoothing in [0, 1], got {smoothing!r}")
+    logp = log_softmax(logits, axis=-1)
+    if not _is_probabilities(labels):
+        labels = _label_tensor(labels, logits, op_type, ignore_index)
+        return weighted_nll(logp, labels, class_weight(weight, logits, op_type), ignore_index, smoothing,
+                            reduction)
+    if ignore_index is not None:
+        raise ValueError(f"op {op_type!r} takes ignore_index with integer labels only, not with class "
+                         f"probabilities (PyTorch ignores it there)")
+    targets = unary(labels, logits)
+    same_device((logits, targets), op_type)
+    if targets.shape == logits.shape[:-1]:
+        raise DTypeError(f"op {op_type!r} takes integer class labels, got dtype {targets.dtype} of shape "
+                         f"{targets.shape} (class probabilities have the logits' shape {logits.shape})")
+    if targets.shape != logits.shape:
+        raise _shape_error(op_type, "logits", logits, "probabilities", targets)
+    classes = logits.shape[-1]
+    if smoothing:
+        targets = targets * (1.0 - smoothing) + smoothing / classes
+    w = class_weight(weight, logits, op_type)
+    if w is not None:
+        targets = multiply(targets, Tensor._wrap(w, logits._device))
+    # -sum_c w_c t_c log p_c per example; a mean divides by the number of examples (PyTorch)
+    return _reduce(-sum(multiply(logp, targets), axis=-1), reduction)
+
+
+def class_weight(weight, logits, op_type):
+    """The array of class weights ``weight`` (C,) in the logits' dtype on their device, or None."""
+    if weight is None:
+        return None
+    w = weight._data if isinstance(weight, Tensor) else Tensor(weight, None, logits._device)._data
+    if isinstance(weight, Tensor):
+        same_device((logits, weight), op_type)
+    if w.shape != logits.shape[-1:]:
+        raise ShapeError(f"op {op_type!r} needs a weight of shape ({logits.shape[-1]},), one per class, got "
+                         f"{w.shape}")
+    return w.astype(logits.dtype, copy=False)
+
+
+def weighted_nll(logp, labels, weight, ignore_index, smoothing, reduction):
+    """``-sum_c coef[..., c] * logp[..., c]`` per example, PyTorch's ``nll_loss`` with ``label_smoothing``.
+
+    ``logp`` (..., C) is a tensor of log-probabilities, ``labels`` int64 (...) (checked), ``weight`` an
+    array (C,) or None. coef = keep * ((1 - ε) * w[label] * onehot(label) + ε / C * w), keep = label !=
+    ignore_index; "mean" divides the sum by sum(keep * w[label]) (0/0 = nan when nothing counts, as PyTorch).
+    Linear in ``logp`` through Mul and Sum, so its gradients are theirs.
+    """
+    dev, dtype = logp._device, logp.dtype
+    xp = dev.xp
+    classes = logp.shape[-1]
+    y = labels._data
+    keep = None if ignore_index is None else (y != ignore_index)
+    safe = y if keep is None else xp.where(keep, y, 0)
+    w_y = xp.ones(y.shape, dtype) if weight is None else weight[safe]
+    if keep is not None:
+        w_y = w_y * keep.astype(dtype)
+    coef = (xp.arange(classes) == safe[..., None]).astype(dtype) * ((1.0 - smoothing) * w_y)[..., None]
+    if smoothing:
+        spread = (xp.ones(classes, dtype) if weight is None else weight) * dtype.type(smoothing / classes)
+        coef = coef + (spread if keep is None else spread * keep[..., None].astype(dtype))
+    losses = -sum(multiply(logp, Tensor._wrap(coef, dev)), axis=-1)
+    if reduction == "mean":
+        with np.errstate(invalid="ignore", divide="ignore"):  # nothing counted: nan, as PyTorch
+            return sum(losses) / Tensor._wrap(sum_data(w_y, dev, tuple(range(w_y.ndim))), dev)
+    return sum(losses) if reduction == "sum" else losses
 
 
 def softmax_cross_entropy_arrays(dev, logits, labels, reduction):
@@ -328,7 +437,8 @@ def _softmax_cross_entropy_grad_grad(op, g):
 # ---------------------------------------------------------------- sigmoid_cross_entropy, mse
 
 
-def sigmoid_cross_entropy(logits: TensorLike, targets: TensorLike, reduction: str = "mean") -> Tensor:
+def sigmoid_cross_entropy(logits: TensorLike, targets: TensorLike, reduction: str = "mean", *,
+                          pos_weight: TensorLike | None = None, weight: TensorLike | None = None) -> Tensor:
     """Binary cross-entropy of ``sigmoid(logits)`` against ``targets`` in [0, 1], elementwise.
 
     Computed as ``max(x, 0) - x * z + log1p(exp(-|x|))``, finite for any
@@ -337,27 +447,50 @@ def sigmoid_cross_entropy(logits: TensorLike, targets: TensorLike, reduction: st
     of shape (4, 1) against targets of shape (4,) would average a (4, 4)
     matrix). Targets get a gradient too.
 
+    ``pos_weight`` and ``weight`` are PyTorch's (``F.binary_cross_entropy_with_logits``),
+    broadcast against the logits (``pos_weight`` of shape (C,) weighs each
+    class's positives): the loss is ``weight * (pos_weight * z * softplus(-x)
+    + (1 - z) * softplus(x))``, two nonnegative terms of a stable softplus.
+
     Example:
         >>> import gpugrad as gg
         >>> losses = gg.sigmoid_cross_entropy(gg.tensor([0.0, 100.0]), [1.0, 1.0], reduction="none")
         >>> [round(v, 4) for v in losses.numpy().tolist()]
         [0.6931, 0.0]
+        >>> losses = gg.sigmoid_cross_entropy(gg.tensor([0.0, 0.0]), [1.0, 0.0], reduction="none", pos_weight=3.0)
+        >>> [round(v, 4) for v in losses.numpy().tolist()]
+        [2.0794, 0.6931]
         >>> try:
         ...     gg.sigmoid_cross_entropy(gg.tensor([[0.0], [100.0]]), [1.0, 1.0])
         ... except gg.ShapeError as e:
         ...     print(str(e).split(", got ")[1].split(";")[0])
         logits of shape (2, 1) and targets of shape (2,)
     """
-    if _mp.active and (out := _autocast.float32_op(sigmoid_cross_entropy, (logits, targets), reduction=reduction)) is not None:
+    if _mp.active and (out := _autocast.float32_op(sigmoid_cross_entropy, (logits, targets), reduction=reduction,
+                                                   pos_weight=pos_weight, weight=weight)) is not None:
         return out
     _check_reduction(reduction, "sigmoid_cross_entropy")
     x, z = binary(logits, targets, "SigmoidCrossEntropy")
     if x._data.shape != z._data.shape and not isinstance(targets, _NUMBERS):
         raise _shape_error("SigmoidCrossEntropy", "logits", x, "targets", z)
+    if pos_weight is not None or weight is not None:
+        if pos_weight is None:
+            out = emit("SigmoidCrossEntropy", _sigmoid_cross_entropy_array(x, z), x._device, (x, z))
+        else:  # pw * z * softplus(-x) + (1 - z) * softplus(x): each term >= 0, no cancellation
+            out = multiply(multiply(pos_weight, z), softplus(-x)) + multiply(1.0 - z, softplus(x))
+        if weight is not None:
+            out = multiply(out, weight)
+        if out.shape != x.shape:
+            raise ShapeError(f"op 'SigmoidCrossEntropy' needs pos_weight and weight that broadcast to the "
+                             f"logits' shape {x.shape}, got a loss of shape {out.shape}")
+        return _reduce(out, reduction)
+    return _reduce(emit("SigmoidCrossEntropy", _sigmoid_cross_entropy_array(x, z), x._device, (x, z)), reduction)
+
+
+def _sigmoid_cross_entropy_array(x, z):
     xp = x._device.xp
     xd = x._data
-    out = relu_array(x._device, xd) - xd * z._data + xp.log1p(xp.exp(-xp.abs(xd)))
-    return _reduce(emit("SigmoidCrossEntropy", out, x._device, (x, z)), reduction)
+    return relu_array(x._device, xd) - xd * z._data + xp.log1p(xp.exp(-xp.abs(xd)))
 
 
 @RegisterGradient("SigmoidCrossEntropy", reads_outputs=False)
@@ -402,7 +535,8 @@ def mse(pred: TensorLike, target: TensorLike, reduction: str = "mean") -> Tensor
 
 TENSOR_METHODS = {"softmax": softmax, "log_softmax": log_softmax}
 
-__all__ = public_ops(globals(), not_ops=("softmax_array", "softmax_cross_entropy_arrays", "check_labels"))
+__all__ = public_ops(globals(), not_ops=("softmax_array", "softmax_cross_entropy_arrays", "check_labels",
+                                              "class_weight", "weighted_nll"))
 
 if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
     __all__ = [
