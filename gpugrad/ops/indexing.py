@@ -331,8 +331,7 @@ def _batched_gather(params, indices, axis, b):
                          f"not {b}")
     if tuple(params.shape[:b]) != tuple(idx.shape[:b]):
         raise ShapeError(f"op 'Gather': the {b} batch axes of params {params.shape} and indices {idx.shape} differ")
-    if dev is not CPU or params.size == 0:
-        _check_range("Gather", idx, params.shape[axis], axis, params.shape)
+    _check_range("Gather", idx, params.shape[axis], axis, params.shape)  # (not GetItem's IndexError)
     idx = _to_device(idx, host, dev)
     xp = dev.xp
     perm = list(range(b)) + [axis] + list(range(b, axis)) + list(range(axis + 1, params.ndim))

@@ -202,7 +202,9 @@ def scatter_reduce(x: TensorLike, axis: int, index: TensorLike, src: TensorLike,
     hold the reduction of ``src`` alone. Positions no index writes keep ``x``. Integer ``"mean"`` rounds
     down, as PyTorch's. Gradients as PyTorch's (derivatives.yaml, ``scatter_reduce_backward``): for
     ``amax``/``amin`` ``dy`` goes to the elements (of ``x`` and ``src``) equal to the result, split
-    evenly among ties.
+    evenly among ties. One difference: without ``include_self`` an element of ``x`` at a written position is
+    not among the ties (it takes no part), where PyTorch 2.x counts it when it equals the result and so gives
+    ``src`` less than ``dy`` there; gpugrad's is the derivative of what it computes.
 
     Example:
         >>> import gpugrad as gg
@@ -273,7 +275,8 @@ def _scatter_extreme(x, src, key, kind, include_self, fill=None):
 def _scatter_reduce_grad(op, dy):
     # PyTorch (amax/amin): value = result.gather(index); N = (x == result) + scatter_add((src == value) at index);
     # dx = (x == result) dy / N; dsrc = (src == value) gather(dy / N). Without include_self the written
-    # positions of x take no part (they are not in the result). The masks are constants: linear in dy.
+    # positions of x take no part (not in the result, so not in N either, unlike PyTorch). The masks are
+    # constants: the rule is linear in dy.
     x, src = op.inputs
     key, include_self = op.attrs["key"], op.attrs["include_self"]
     xp = dy._device.xp
@@ -282,9 +285,10 @@ def _scatter_reduce_grad(op, dy):
     if not include_self:
         self_is &= ~_touched(x, key)
     src_is = src._data == result[key]
-    n = self_is.astype(np.float32)
+    count_dtype = np.float64 if dy._data.dtype == np.float64 else np.float32
+    n = self_is.astype(count_dtype)
     if src_is.size:
-        xp.add.at(n, key, src_is.astype(np.float32))
+        xp.add.at(n, key, src_is.astype(count_dtype))
     share = 1.0 / xp.maximum(n, 1.0)
     dt = dy._data.dtype
     dx = multiply(dy, Tensor._wrap((self_is * share).astype(dt), dy._device))
