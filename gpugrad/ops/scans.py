@@ -101,7 +101,7 @@ def logcumsumexp(x: TensorLike, axis: Axis = None) -> Tensor:
 
     Example:
         >>> import gpugrad as gg
-        >>> gg.logcumsumexp(gg.tensor([0.0, 0.0, 1000.0]), axis=0).numpy().round(4).tolist()
+        >>> [round(v, 4) for v in gg.logcumsumexp(gg.tensor([0.0, 0.0, 1000.0]), axis=0).numpy().tolist()]
         [0.0, 0.6931, 1000.0]
     """
     x = unary(x)
