@@ -414,3 +414,16 @@ def test_the_ops_replay_under_function_with_new_values_and_indices():
                 gg.tensor(rng.integers(0, 3, size=(3, 4))), gg.tensor(rng.integers(0, 3, size=3)))
         for got, want in zip(traced(*args), step(*args)):
             np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+
+
+def test_numpys_meshgrid_unique_bincount_on_tensors_are_the_gg_ops():
+    a, b = RNG.normal(size=3), RNG.normal(size=2)
+    for got, want in zip(np.meshgrid(gg.tensor(a), gg.tensor(b), indexing="ij"), np.meshgrid(a, b, indexing="ij")):
+        assert isinstance(got, gg.Tensor)
+        np.testing.assert_array_equal(got.numpy(), want)
+    ints = np.array([3, 1, 3, 0])
+    values, counts = np.unique(gg.tensor(ints), return_counts=True)
+    assert values.numpy().tolist() == [0, 1, 3] and counts.numpy().tolist() == [1, 1, 2]
+    assert np.bincount(gg.tensor(ints), minlength=5).numpy().tolist() == np.bincount(ints, minlength=5).tolist()
+    with pytest.raises(TypeError, match="return_index"):
+        np.unique(gg.tensor(ints), return_index=True)
