@@ -116,6 +116,9 @@ def segment_mean(data: TensorLike, segment_ids: TensorLike, num_segments: int | 
     return divide(total, Tensor._wrap(denom, data._device))
 
 
+_BFLOAT16_MAX = 3.3895313892515355e38  # (2 - 2**-7) * 2**127: float32's largest would round to inf
+
+
 def _extreme(op_type, kind, data, segment_ids, num_segments):
     data = unary(data)
     ids, n = _segments(op_type, data, segment_ids, num_segments)
@@ -126,8 +129,8 @@ def _extreme(op_type, kind, data, segment_ids, num_segments):
         raise DTypeError(f"op {op_type!r} takes numbers, not booleans")
     # TensorFlow's empty segment: lowest (max) / highest (min) for unsorted_segment_*, 0 for segment_*
     if _dt.inexact(dtype):
-        info = np.finfo(np.float32 if _dt.is_bfloat16(dtype) else dtype)
-        empty = float(info.min if kind == "max" else info.max)
+        top = _BFLOAT16_MAX if _dt.is_bfloat16(dtype) else float(np.finfo(dtype).max)
+        empty = -top if kind == "max" else top
     else:
         empty = _lowest(dtype, kind)
     base = Tensor._wrap(xp.full((n + 1,) + rest, empty, dtype=dtype), data._device)
