@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._tracing import state as _trace
-from ..backend import CPU
 from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
 from ..registry import NotDifferentiable
 from ..tensor import Tensor

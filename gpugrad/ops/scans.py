@@ -5,7 +5,7 @@ a GPU each is a Hillis-Steele scan (:func:`_scan`: ``ceil(log2 n)`` whole-array 
 element with the one ``2**k`` before it). ``cummax``/``cummin`` return ``(values, indices)``; the values
 are ``x`` read at the indices (a recorded ``take_along_axis``, so the gradient scatters ``dy`` to them,
 PyTorch's ``cummaxmin_backward``). ``logcumsumexp`` (op ``LogCumSumExp``) combines with ``logaddexp``,
-stable for any spread of values; its gradient is written in ``logcumsumexp`` itself (see the rule).
+stable for any spread of values; its gradient is a scan of affine maps in gpugrad ops (see the rule).
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import _dtypes as _dt
-from ..backend import CPU
 from ..errors import DTypeError
 from ..registry import RegisterGradient
 from ..tensor import Tensor
-from .arithmetic import add, subtract, where
+from .arithmetic import add, multiply, subtract
 from .base import emit, public_ops, unary
 from .cumulative import _along, _reversed
-from .math import exp, log
+from .indexing import getitem, pad
+from .math import exp
 from .ordering import take_along_axis
 
 if TYPE_CHECKING:
@@ -115,22 +115,33 @@ def logcumsumexp(x: TensorLike, axis: Axis = None) -> Tensor:
 
 @RegisterGradient("LogCumSumExp")
 def _logcumsumexp_grad(op, dy):
-    # dx_j = sum_{i >= j} dy_i exp(x_j - y_i) = exp(x_j + revlcse(log dy - y)_j), dy split by sign (PyTorch's
-    # logcumsumexp_backward). A zero part is a large finite negative C, not -inf: exp(C + ...) is 0 and
-    # the second derivative stays finite.
+    # dx_j = sum_{i >= j} dy_i exp(x_j - y_i) = exp(x_j - y_j) S_j with S_j = sum_{i >= j} dy_i exp(y_j - y_i),
+    # and S_j = dy_j + exp(y_j - y_{j+1}) S_{j+1}: a linear recurrence whose factors lie in (0, 1] (y grows
+    # along the axis), solved by a scan of affine maps in gpugrad ops. So the rule is linear in dy (also at
+    # dy = 0, unlike a split by the sign of dy through log|dy|), stable for any spread, and differentiable.
     (x,) = op.inputs
     y = op.outputs[0]
     axis = op.attrs["axis"]
-    wide = np.float32 if _dt.is_bfloat16(dy._data.dtype) else dy._data.dtype
-    c = -float(np.sqrt(np.finfo(wide).max))
+    n = x.shape[axis]
+    head = (slice(None),) * axis
+    yr, b = _reversed(y, axis), _reversed(dy, axis)  # the recurrence runs from the end: T_k = b_k + a_k T_{k-1}
+    a = _shifted(exp(subtract(getitem(yr, head + (slice(1, None),)), getitem(yr, head + (slice(None, -1),)))),
+                 1, axis, 0.0)
+    step = 1
+    while step < n:  # Hillis-Steele: T_k = B_k + A_k T_{k - 2 step} after each step
+        b = add(b, multiply(a, _shifted(getitem(b, head + (slice(None, n - step),)), step, axis, 0.0)))
+        a = multiply(a, _shifted(getitem(a, head + (slice(None, n - step),)), step, axis, 1.0))
+        step *= 2
+    return (multiply(exp(subtract(x, y)), _reversed(b, axis)),)
 
-    def part(positive):
-        has = (dy._data > 0) if positive else (dy._data < 0)
-        magnitude = where(has, dy if positive else -dy, 1.0)
-        logs = where(has, log(magnitude), c)
-        return exp(add(x, _reversed(logcumsumexp(_reversed(subtract(logs, y), axis), axis=axis), axis)))
 
-    return (subtract(part(True), part(False)),)
+def _shifted(t, s, axis, fill):
+    """``t`` with ``s`` elements of ``fill`` (0 or 1) put before it along ``axis``."""
+    widths = [(0, 0)] * t.ndim
+    widths[axis] = (s, 0)
+    if fill == 0.0:
+        return pad(t, widths)
+    return add(pad(subtract(t, 1.0), widths), 1.0)
 
 
 TENSOR_METHODS: dict = {}

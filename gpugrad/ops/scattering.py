@@ -19,7 +19,6 @@ import numpy as np
 
 from .. import _device_checks, _dtypes as _dt
 from .._tracing import state as _trace
-from ..backend import CPU
 from ..errors import DTypeError, ShapeError
 from ..registry import RegisterGradient
 from ..tensor import Tensor

@@ -20,7 +20,6 @@ import numpy as np
 
 from .. import _device_checks, _dtypes as _dt
 from .._tracing import state as _trace
-from ..backend import CPU
 from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor
 from .arithmetic import divide, where
