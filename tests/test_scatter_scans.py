@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import gpugrad as gg
-from tests.conftest import run_in_stand_in
+from tests.conftest import device_params, run_in_stand_in
 
 RNG = np.random.default_rng(7)
 
@@ -332,6 +332,28 @@ def test_cummax_cummin_logcumsumexp_match_pytorch_with_ties_and_nan(torch):
 
 
 # ---------------------------------------------------------------- the GPU path on the stand-in
+
+
+@pytest.mark.parametrize("device", device_params())
+def test_the_data_dependent_and_integer_paths_give_the_cpus_values_on_every_device(device):
+    x = RNG.normal(size=(3, 4))
+    ints = np.array([[2, 0, 2, 5], [1, 1, 0, 3], [0, 2, 1, 1]])
+    cases = [
+        lambda d: gg.unique(gg.tensor(ints, device=d), return_inverse=True, return_counts=True),
+        lambda d: (gg.unique(gg.tensor(np.array([np.nan, 1.0, np.nan, 0.5]), device=d)),),
+        lambda d: (gg.bincount(gg.tensor(ints[0], device=d), gg.tensor(x[0], device=d)),),
+        lambda d: (gg.one_hot(gg.tensor(ints, device=d)),),
+        lambda d: (gg.segment_max(gg.tensor(x, device=d), gg.tensor([0, 0, 2], device=d)),
+                   gg.segment_mean(gg.tensor(x, device=d), [0, 2, 2])),
+        lambda d: (gg.scatter_reduce(gg.tensor(ints, device=d), 1, ints % 4, gg.tensor(ints, device=d), "mean"),
+                   gg.scatter_reduce(gg.tensor(ints, device=d), 0, ints % 3, gg.tensor(ints, device=d), "amin")),
+        lambda d: gg.cummin(gg.tensor(ints, device=d), axis=1) + gg.topk(gg.tensor(ints, device=d), 3),
+        lambda d: gg.meshgrid(gg.tensor(x[0], device=d), gg.tensor(x[1], device=d)),
+    ]
+    for case in cases:
+        for got, want in zip(case(device), case("cpu")):
+            assert got.device.startswith(device) and got.dtype == want.dtype
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
 @pytest.mark.slow
