@@ -118,6 +118,9 @@ FUNCTION_CASES = [
     # indexing
     c("take", lambda a: np.take(a, I, axis=1), M), c("take_along_axis", lambda a: np.take_along_axis(
         a, np.argsort(M, axis=1), axis=1), M), c("pad", lambda a: np.pad(a, ((1, 0), (0, 2))), M),
+    c("meshgrid", lambda a, b: np.meshgrid(a[0], b[:, 1], indexing="ij"), M, N.T),
+    c("unique", lambda a: np.unique(a > 0.5, return_inverse=True, return_counts=True), M, grad=False),
+    c("bincount", lambda a: np.bincount(np.argmax(a, axis=1), minlength=5), M, grad=False),
     # elementwise functions that are not ufuncs
     c("where", lambda a, b: np.where(a > 0.5, a, b), M, N.T), c("where", lambda a: np.where(a > 0.5), M,
                                                                  grad=False, label="nonzero"),

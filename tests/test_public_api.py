@@ -12,6 +12,9 @@ import types
 import gpugrad as gg
 
 PUBLIC = [
+    'scatter', 'scatter_add', 'index_add', 'scatter_reduce', 'one_hot', 'masked_fill', 'segment_sum',
+    'segment_mean', 'segment_max', 'segment_min', 'topk', 'cummax', 'cummin', 'logcumsumexp', 'unique', 'bincount',
+    'meshgrid',
     'AnomalyError', 'CheckpointError', 'DTypeError', 'DeviceError', 'DeviceUnavailableError', 'Function', 'GpugradError',
     'GradientError', 'GradientTape', 'GradientUsageError', 'IndexOutOfRangeError', 'LinAlgError',
     'LookupGradientError', 'NotATensorError', 'NotDifferentiable', 'OutOfMemoryError',

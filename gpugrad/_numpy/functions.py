@@ -408,6 +408,9 @@ FUNCTIONS = {
     # indexing
     _np("take"): Call(g.take, mode=only("raise")), _np("take_along_axis"): Call(g.take_along_axis),
     _np("pad"): Call(g.pad, mode=only("constant"), constant_values=only(0, 0.0)),
+    _np("meshgrid"): Call(g.meshgrid, copy=DROP), _np("bincount"): Call(g.bincount),
+    _np("unique"): Call(g.unique, ar="x", return_index=only(False), axis=only(None), equal_nan=only(True),
+                        sorted=only(True)),
     # elementwise functions that are not ufuncs
     _np("where"): Call(g.where, condition="cond"), _np("clip"): _clip,
     _np("round"): Call(g.round), _np("around"): Call(g.round), _np("nan_to_num"): Call(g.nan_to_num, copy=DROP),

@@ -26,7 +26,7 @@ NEAREST = {
     "convolve": "gg.nn.functional.conv2d", "correlate": "gg.nn.functional.conv2d",
     "vander": "gg.power", "polyval": "gg.power and gg.sum", "interp": "gg.searchsorted and gg.take",
     "unwrap": "gg.diff and gg.cumsum", "ediff1d": "gg.diff(gg.ravel(x))", "i0": "gg.exp",
-    "meshgrid": "gg.broadcast_to", "apply_along_axis": "a gg op with axis=", "angle": "gg.arctan2",
+    "apply_along_axis": "a gg op with axis=", "angle": "gg.arctan2",
     "einsum_path": "gg.einsum", "put": "gg.where (tensors are immutable)",
     "put_along_axis": "gg.where (tensors are immutable)", "place": "gg.where (tensors are immutable)",
     "putmask": "gg.where (tensors are immutable)", "copyto": "gg.where (tensors are immutable)",

@@ -59,6 +59,12 @@ DECISIONS = {
                                           "argmax output has no grad_fn", lambda x: gg.argmax(x, axis=1)),
     ("ArgMin", None): Decision("integer", "int64 indices: TensorFlow declares ArgMin not differentiable; PyTorch's "
                                           "argmin output has no grad_fn", lambda x: gg.argmin(x, axis=1)),
+    ("Unique", None): Decision("integer", "a data-dependent set of values and int64 indices and counts: "
+                                          "TensorFlow declares Unique not differentiable; PyTorch's unique "
+                                          "has no derivative", lambda x: gg.unique(gg.cast(x, "int64"))),
+    ("Bincount", None): Decision("integer", "counts of integers (weights summed per integer bin): TensorFlow "
+                                            "declares Bincount not differentiable; PyTorch's bincount has no "
+                                            "derivative", lambda x: gg.bincount(gg.cast(gg.abs(x[0]), "int64"))),
     ("All", None): Decision("integer", "boolean output: TensorFlow's All and PyTorch's all have no gradient",
                             lambda x: gg.all(x, axis=1)),
     ("Any", None): Decision("integer", "boolean output: TensorFlow's Any and PyTorch's any have no gradient",

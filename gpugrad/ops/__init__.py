@@ -15,8 +15,8 @@ operators and methods on :class:`gpugrad.Tensor`.
 from typing import TYPE_CHECKING
 
 from . import (activations, arithmetic, control, conv, creation, cumulative, decompositions, dense_layer, indexing,
-               linalg, losses, math, nn_ops, ordering, pool, reductions, shape, special, statistics, structure,
-               ufuncs)
+               linalg, losses, math, nn_ops, ordering, pool, reductions, scans, scattering, segment, shape, special,
+               statistics, structure, selection, ufuncs, counting, grids)
 from . import distance_losses, likelihood_losses
 from .activations import *  # noqa: F401,F403
 from .arithmetic import *  # noqa: F401,F403
@@ -36,6 +36,12 @@ from .nn_ops import *  # noqa: F401,F403
 from .ordering import *  # noqa: F401,F403
 from .pool import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
+from .scans import *  # noqa: F401,F403
+from .scattering import *  # noqa: F401,F403
+from .segment import *  # noqa: F401,F403
+from .selection import *  # noqa: F401,F403
+from .counting import *  # noqa: F401,F403
+from .grids import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
 from .statistics import *  # noqa: F401,F403
@@ -45,7 +51,7 @@ from . import methods as _methods
 
 _MODULES = (creation, arithmetic, math, ufuncs, activations, special, shape, ordering, reductions, cumulative,
             statistics, indexing, linalg, structure, decompositions, losses, control, dense_layer, conv, pool, nn_ops,
-            likelihood_losses, distance_losses)
+            likelihood_losses, distance_losses, scattering, segment, selection, scans, counting, grids)
 _EVERY_OP = [name for module in _MODULES for name in module.__all__]
 # The fused gradient ops and the backward convolutions are op types gradient rules call; they
 # are gg.raw_ops (as TensorFlow has tf.raw_ops), not gg. sum_to and prod_others serve the engine.
@@ -75,5 +81,8 @@ if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_t
         "matmul", "einsum", "tensordot", "diagonal", "trace", "diag", "tril", "triu", "outer", "inner", "dot", "vdot",
         "kron", "cross", "softmax", "log_softmax", "softmax_cross_entropy", "sigmoid_cross_entropy", "mse", "identity",
         "stop_gradient", "cast", "dense", "conv2d", "max_pool2d", "avg_pool2d", "dropout", "embedding", "layer_norm",
-        "batch_norm", "nll_loss", "binary_cross_entropy", "huber", "smooth_l1", "kl_div", "cosine_similarity"
+        "batch_norm", "nll_loss", "binary_cross_entropy", "huber", "smooth_l1", "kl_div", "cosine_similarity",
+        "scatter", "scatter_add", "index_add", "scatter_reduce", "one_hot", "masked_fill",
+        "segment_sum", "segment_mean", "segment_max", "segment_min", "topk", "cummax", "cummin", "logcumsumexp",
+        "unique", "bincount", "meshgrid"
     ]

@@ -25,7 +25,7 @@ from ..errors import DeviceError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..registry import RegisterGradient
 from ..tensor import Tensor
 from .base import emit, public_ops, unaliased, unary
-from .shape import normalize_axis_index, reshape
+from .shape import normalize_axis_index, reshape, transpose
 
 if TYPE_CHECKING:
     from .._typing import Axis, Shape, TensorLike
@@ -289,21 +289,60 @@ def take(x: TensorLike, indices: TensorLike, axis: Axis = None) -> Tensor:
     return _gather("Take", x, indices, axis)
 
 
-def gather(params: TensorLike, indices: TensorLike, axis: Axis = 0) -> Tensor:
+def gather(params: TensorLike, indices: TensorLike, axis: Axis = None, batch_dims: int = 0) -> Tensor:
     """Slices of ``params`` at ``indices`` along ``axis``, as ``tf.gather`` does.
 
-    The result has shape ``params.shape[:axis] + indices.shape + params.shape[axis+1:]``;
-    its gradient adds up over repeated indices.
+    The result has shape ``params.shape[:axis] + indices.shape[batch_dims:] + params.shape[axis+1:]``;
+    its gradient adds up over repeated indices. With ``batch_dims=b`` the first ``b`` axes of ``params``
+    and ``indices`` are batch axes (equal sizes): batch element ``i`` gathers from ``params[i]`` with
+    ``indices[i]``, as ``tf.gather(..., batch_dims=b)`` (a negative ``b`` counts from ``indices.ndim``;
+    ``axis`` defaults to ``b`` and must be at least ``b``).
 
     Example:
         >>> import gpugrad as gg
         >>> params = gg.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
         >>> gg.gather(params, [[2, 0]], axis=1).numpy().tolist()
         [[[3.0, 1.0]], [[6.0, 4.0]]]
+        >>> gg.gather(params, [[2, 2], [0, 1]], batch_dims=1).numpy().tolist()
+        [[3.0, 3.0], [4.0, 5.0]]
     """
     params = unary(params)
-    axis = normalize_axis_index(axis, params.ndim, "Gather", params.shape)
-    return _gather("Gather", params, indices, axis)
+    if isinstance(batch_dims, bool) or not isinstance(batch_dims, (int, np.integer)):
+        raise TypeError(f"op 'Gather' takes an int batch_dims, not {batch_dims!r}")
+    if batch_dims == 0:
+        axis = normalize_axis_index(0 if axis is None else axis, params.ndim, "Gather", params.shape)
+        return _gather("Gather", params, indices, axis)
+    return _batched_gather(params, indices, axis, int(batch_dims))
+
+
+def _batched_gather(params, indices, axis, b):
+    """``tf.gather`` with ``b`` batch axes: the batch axes and ``axis`` indexed together by one GetItem
+    (``arange`` for each batch axis, ``indices`` for ``axis``), moved into TensorFlow's order by transposes."""
+
+    dev = params._device
+    idx, host = _index_array("Gather", indices, dev)
+    if idx.dtype.kind == "b":
+        raise DTypeError("op 'Gather' takes integer indices, not booleans")
+    if b < 0:
+        b += idx.ndim
+    axis = normalize_axis_index(b if axis is None else axis, params.ndim, "Gather", params.shape)
+    if not 0 <= b <= idx.ndim or b > axis:
+        raise ShapeError(f"op 'Gather': batch_dims must be in [0, indices.ndim={idx.ndim}] and at most axis={axis}, "
+                         f"not {b}")
+    if tuple(params.shape[:b]) != tuple(idx.shape[:b]):
+        raise ShapeError(f"op 'Gather': the {b} batch axes of params {params.shape} and indices {idx.shape} differ")
+    _check_range("Gather", idx, params.shape[axis], axis, params.shape)  # (not GetItem's IndexError)
+    idx = _to_device(idx, host, dev)
+    xp = dev.xp
+    perm = list(range(b)) + [axis] + list(range(b, axis)) + list(range(axis + 1, params.ndim))
+    p = transpose(params, perm) if perm != list(range(params.ndim)) else params
+    key = tuple(xp.arange(n).reshape((1,) * d + (n,) + (1,) * (idx.ndim - d - 1))
+                for d, n in enumerate(params.shape[:b])) + (idx,)
+    out = _getitem(p, key, True)  # shape idx.shape + params.shape[b:axis] + params.shape[axis + 1:]
+    ni, nbetween = idx.ndim - b, axis - b
+    order = list(range(b)) + list(range(b + ni, b + ni + nbetween)) + list(range(b, b + ni)) + \
+        list(range(b + ni + nbetween, out.ndim))
+    return transpose(out, order) if order != list(range(out.ndim)) else out
 
 
 def _setitem(self, key, value):
