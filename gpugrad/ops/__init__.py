@@ -15,8 +15,8 @@ operators and methods on :class:`gpugrad.Tensor`.
 from typing import TYPE_CHECKING
 
 from . import (activations, arithmetic, control, conv, creation, cumulative, decompositions, dense_layer, indexing,
-               linalg, losses, math, nn_ops, ordering, pool, reductions, shape, special, statistics, structure,
-               ufuncs)
+               linalg, losses, math, nn_ops, ordering, pool, reductions, shape, special, special_functions, statistics,
+               structure, ufuncs)
 from .activations import *  # noqa: F401,F403
 from .arithmetic import *  # noqa: F401,F403
 from .control import *  # noqa: F401,F403
@@ -35,13 +35,14 @@ from .pool import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
+from .special_functions import *  # noqa: F401,F403
 from .statistics import *  # noqa: F401,F403
 from .structure import *  # noqa: F401,F403
 from .ufuncs import *  # noqa: F401,F403
 from . import methods as _methods
 
-_MODULES = (creation, arithmetic, math, ufuncs, activations, special, shape, ordering, reductions, cumulative,
-            statistics, indexing, linalg, structure, decompositions, losses, control, dense_layer, conv, pool, nn_ops)
+_MODULES = (creation, arithmetic, math, ufuncs, activations, special, special_functions, shape, ordering, reductions,
+            cumulative, statistics, indexing, linalg, structure, decompositions, losses, control, dense_layer, conv, pool, nn_ops)
 _EVERY_OP = [name for module in _MODULES for name in module.__all__]
 # The fused gradient ops and the backward convolutions are op types gradient rules call; they
 # are gg.raw_ops (as TensorFlow has tf.raw_ops), not gg. sum_to and prod_others serve the engine.
@@ -62,7 +63,7 @@ if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_t
         "remainder", "mod", "fmod", "floor", "ceil", "trunc", "rint", "round", "nan_to_num", "isfinite", "isnan",
         "isinf", "logical_not", "logical_and", "logical_or", "logical_xor", "tanh", "sigmoid", "relu", "leaky_relu",
         "elu", "softplus", "softsign", "silu", "swish", "mish", "hard_tanh", "hard_sigmoid", "log_sigmoid", "erf",
-        "gelu", "reshape", "broadcast_to", "transpose", "expand_dims", "squeeze", "concat", "stack", "split", "copy",
+        "gelu", "lgamma", "gammaln", "digamma", "psi", "polygamma", "erfc", "erfinv", "xlogy", "xlog1py", "i0e", "i1e", "reshape", "broadcast_to", "transpose", "expand_dims", "squeeze", "concat", "stack", "split", "copy",
         "ravel", "moveaxis", "swapaxes", "repeat", "tile", "roll", "flip", "fliplr", "flipud", "rot90", "atleast_1d",
         "atleast_2d", "atleast_3d", "vstack", "hstack", "dstack", "column_stack", "append", "take_along_axis", "sort",
         "argsort", "partition", "searchsorted", "nonzero", "sum", "mean", "max", "min", "prod", "logsumexp", "var",
