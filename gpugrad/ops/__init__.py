@@ -14,9 +14,10 @@ operators and methods on :class:`gpugrad.Tensor`.
 """
 from typing import TYPE_CHECKING
 
-from . import (activations, arithmetic, control, conv, creation, cumulative, decompositions, dense_layer, indexing,
-               linalg, losses, math, nn_ops, ordering, pool, reductions, shape, special, special_functions, statistics,
-               structure, ufuncs)
+from . import (activation_variants, activations, arithmetic, control, conv, creation, cumulative, decompositions,
+               dense_layer, indexing, linalg, losses, math, nn_ops, ordering, pool, reductions, shape, special,
+               special_functions, statistics, structure, ufuncs)
+from .activation_variants import *  # noqa: F401,F403
 from .activations import *  # noqa: F401,F403
 from .arithmetic import *  # noqa: F401,F403
 from .control import *  # noqa: F401,F403
@@ -41,7 +42,7 @@ from .structure import *  # noqa: F401,F403
 from .ufuncs import *  # noqa: F401,F403
 from . import methods as _methods
 
-_MODULES = (creation, arithmetic, math, ufuncs, activations, special, special_functions, shape, ordering, reductions,
+_MODULES = (creation, arithmetic, math, ufuncs, activations, activation_variants, special, special_functions, shape, ordering, reductions,
             cumulative, statistics, indexing, linalg, structure, decompositions, losses, control, dense_layer, conv, pool, nn_ops)
 _EVERY_OP = [name for module in _MODULES for name in module.__all__]
 # The fused gradient ops and the backward convolutions are op types gradient rules call; they
@@ -62,7 +63,7 @@ if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_t
         "arcsinh", "arccosh", "arctanh", "exp2", "log2", "log10", "logaddexp", "logaddexp2", "fmax", "fmin",
         "remainder", "mod", "fmod", "floor", "ceil", "trunc", "rint", "round", "nan_to_num", "isfinite", "isnan",
         "isinf", "logical_not", "logical_and", "logical_or", "logical_xor", "tanh", "sigmoid", "relu", "leaky_relu",
-        "elu", "softplus", "softsign", "silu", "swish", "mish", "hard_tanh", "hard_sigmoid", "log_sigmoid", "erf",
+        "elu", "softplus", "softsign", "silu", "swish", "mish", "hard_tanh", "hard_sigmoid", "log_sigmoid", "relu6", "selu", "celu", "hardswish", "logit", "erf",
         "gelu", "lgamma", "gammaln", "digamma", "psi", "polygamma", "erfc", "erfinv", "xlogy", "xlog1py", "i0e", "i1e", "reshape", "broadcast_to", "transpose", "expand_dims", "squeeze", "concat", "stack", "split", "copy",
         "ravel", "moveaxis", "swapaxes", "repeat", "tile", "roll", "flip", "fliplr", "flipud", "rot90", "atleast_1d",
         "atleast_2d", "atleast_3d", "vstack", "hstack", "dstack", "column_stack", "append", "take_along_axis", "sort",
