@@ -15,7 +15,7 @@ operators and methods on :class:`gpugrad.Tensor`.
 from typing import TYPE_CHECKING
 
 from . import (activation_variants, activations, arithmetic, control, conv, creation, cumulative, decompositions,
-               dense_layer, indexing, linalg, losses, math, nn_ops, ordering, pool, reductions, shape, special,
+               dense_layer, indexing, linalg, log_densities, losses, math, nn_ops, numpy_names, ordering, pool, reductions, shape, special,
                special_functions, statistics, structure, ufuncs)
 from .activation_variants import *  # noqa: F401,F403
 from .activations import *  # noqa: F401,F403
@@ -28,9 +28,11 @@ from .decompositions import *  # noqa: F401,F403
 from .dense_layer import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
+from .log_densities import *  # noqa: F401,F403
 from .losses import *  # noqa: F401,F403
 from .math import *  # noqa: F401,F403
 from .nn_ops import *  # noqa: F401,F403
+from .numpy_names import *  # noqa: F401,F403
 from .ordering import *  # noqa: F401,F403
 from .pool import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
@@ -42,8 +44,9 @@ from .structure import *  # noqa: F401,F403
 from .ufuncs import *  # noqa: F401,F403
 from . import methods as _methods
 
-_MODULES = (creation, arithmetic, math, ufuncs, activations, activation_variants, special, special_functions, shape, ordering, reductions,
-            cumulative, statistics, indexing, linalg, structure, decompositions, losses, control, dense_layer, conv, pool, nn_ops)
+_MODULES = (creation, arithmetic, math, ufuncs, numpy_names, activations, activation_variants, special, special_functions, shape,
+            ordering, reductions, cumulative, statistics, indexing, linalg, structure, decompositions, log_densities,
+            losses, control, dense_layer, conv, pool, nn_ops)
 _EVERY_OP = [name for module in _MODULES for name in module.__all__]
 # The fused gradient ops and the backward convolutions are op types gradient rules call; they
 # are gg.raw_ops (as TensorFlow has tf.raw_ops), not gg. sum_to and prod_others serve the engine.
@@ -51,7 +54,10 @@ RAW_OPS = [name for name in _EVERY_OP if name.endswith("_grad") or name.startswi
 ENGINE_OPS = ["sum_to", "prod_others"]
 # The decompositions and solvers are gg.linalg's (as numpy.linalg's), not gg's; gg.ops has them too.
 LINALG_OPS = list(decompositions.__all__)
-__all__ = [name for name in _EVERY_OP if name not in RAW_OPS and name not in ENGINE_OPS and name not in LINALG_OPS]
+# The log-densities are gg.distributions' (as torch.distributions' log_prob), not gg's; gg.ops has them too.
+DISTRIBUTION_OPS = list(log_densities.__all__)
+__all__ = [name for name in _EVERY_OP
+           if name not in RAW_OPS and name not in ENGINE_OPS and name not in LINALG_OPS and name not in DISTRIBUTION_OPS]
 _methods.install(_MODULES)
 
 if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
@@ -62,7 +68,9 @@ if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_t
         "arccos", "arctan", "arctan2", "hypot", "sinc", "deg2rad", "rad2deg", "radians", "degrees", "sinh", "cosh",
         "arcsinh", "arccosh", "arctanh", "exp2", "log2", "log10", "logaddexp", "logaddexp2", "fmax", "fmin",
         "remainder", "mod", "fmod", "floor", "ceil", "trunc", "rint", "round", "nan_to_num", "isfinite", "isnan",
-        "isinf", "logical_not", "logical_and", "logical_or", "logical_xor", "tanh", "sigmoid", "relu", "leaky_relu",
+        "isinf", "logical_not", "logical_and", "logical_or", "logical_xor", "floor_divide", "copysign", "isclose",
+        "allclose", "concatenate", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift",
+        "bitwise_not", "invert", "tanh", "sigmoid", "relu", "leaky_relu",
         "elu", "softplus", "softsign", "silu", "swish", "mish", "hard_tanh", "hard_sigmoid", "log_sigmoid", "relu6", "selu", "celu", "hardswish", "logit", "erf",
         "gelu", "lgamma", "gammaln", "digamma", "psi", "polygamma", "erfc", "erfinv", "xlogy", "xlog1py", "i0e", "i1e", "reshape", "broadcast_to", "transpose", "expand_dims", "squeeze", "concat", "stack", "split", "copy",
         "ravel", "moveaxis", "swapaxes", "repeat", "tile", "roll", "flip", "fliplr", "flipud", "rot90", "atleast_1d",
