@@ -39,7 +39,7 @@ from ..registry import RegisterGradient
 from ..tensor import Tensor
 from .arithmetic import reciprocal, sign, where
 from .base import binary, binary_error, emit, float_dtype_of, public_ops, unary
-from .math import exp, square
+from .math import exp, log, log1p, square
 from .special import erfc_numpy, erf_numpy
 from .. import _dtypes as _dt
 
@@ -351,10 +351,10 @@ def _xlog_pair(x, y, op_type, log_name):
 
 
 def xlogy(x: TensorLike, y: TensorLike) -> Tensor:
-    """x * log(y) elementwise, 0 where x == 0 (y = 0 included), NaN where y is NaN... as
+    """x * log(y) elementwise, 0 where x == 0 (y = 0 included; NaN where y is NaN), as
     ``scipy.special.xlogy`` and ``torch.xlogy``.
 
-    Gradients (PyTorch's): log(y) for x (0 where x == 0), x / y for y.
+    Gradients (PyTorch's): log(y) for x (0 where x == 0 and y <= 0), x / y for y.
 
     Example:
         >>> import gpugrad as gg
@@ -366,16 +366,29 @@ def xlogy(x: TensorLike, y: TensorLike) -> Tensor:
 
 @RegisterGradient("Xlogy", reads_outputs=False)
 def _xlogy_grad(op, dy):
+    return _xlog_grad(op, dy, log, 0.0)
+
+
+def _xlog_grad(op, dy, log_fn, pole):
+    # PyTorch's: log_fn(y) for x, 0 where x == 0 and y <= pole (where log_fn(y) is -inf or NaN and the
+    # function is 0); x / (y - pole) for y
     x, y = op.inputs
-    nonzero = (x._data != 0).astype(y._data.dtype if _dt.floating(y.dtype) else np.float32)
     need_x, need_y = op.needs_grad
-    return (dy * xlogy(nonzero, y) if need_x else None), (dy * x / y if need_y else None)
+    gx = gy = None
+    if need_x:
+        xp = x._device.xp
+        flat = xp.logical_and(x._data == 0, y._data <= pole)
+        safe = where(flat, pole + 1.0, y)  # no log of the pole, where a second order would meet 0 * inf
+        gx = where(flat, 0.0, dy * log_fn(safe))
+    if need_y:
+        gy = dy * x / (y if pole == 0.0 else y + 1.0)
+    return gx, gy
 
 
 def xlog1py(x: TensorLike, y: TensorLike) -> Tensor:
     """x * log1p(y) elementwise, 0 where x == 0, as ``scipy.special.xlog1py`` and ``torch.special.xlog1py``.
 
-    Gradients (PyTorch's): log1p(y) for x (0 where x == 0), x / (1 + y) for y.
+    Gradients (PyTorch's): log1p(y) for x (0 where x == 0 and y <= -1), x / (1 + y) for y.
 
     Example:
         >>> import gpugrad as gg
@@ -387,10 +400,7 @@ def xlog1py(x: TensorLike, y: TensorLike) -> Tensor:
 
 @RegisterGradient("Xlog1py", reads_outputs=False)
 def _xlog1py_grad(op, dy):
-    x, y = op.inputs
-    nonzero = (x._data != 0).astype(y._data.dtype if _dt.floating(y.dtype) else np.float32)
-    need_x, need_y = op.needs_grad
-    return (dy * xlog1py(nonzero, y) if need_x else None), (dy * x / (1.0 + y) if need_y else None)
+    return _xlog_grad(op, dy, log1p, -1.0)
 
 
 # ---------------------------------------------------------------- i0e, i1e (Cephes)

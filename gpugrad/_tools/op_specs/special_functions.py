@@ -16,10 +16,12 @@ def away_from_poles(rng):
 
 
 def xlog_pair(shift):
-    """x (the gradient of x at x == 0 is 0 by choice, PyTorch's: tests/test_special_functions.py) and y above
-    ``shift``, y broadcast along rows."""
+    """x with exact zeros (where the function is 0 and its x gradient still log(y)) and y above ``shift``,
+    broadcast along rows."""
     def draw(rng):
-        return [rng.uniform(-2, 2, size=S), rng.uniform(shift + 0.3, shift + 3.0, size=(4,))]
+        x = rng.uniform(-2, 2, size=S)
+        x[0, :2] = 0.0
+        return [x, rng.uniform(shift + 0.3, shift + 3.0, size=(4,))]
     return draw
 
 
