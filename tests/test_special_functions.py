@@ -238,7 +238,8 @@ def test_special_functions_match_torch_values_and_gradients(name):
     for order in (1, 2):
         mine, theirs = grads(fn, *inputs, order=order), torch_grads(torch, ref, *inputs, order=order)
         for a, b in zip(mine, theirs):
-            np.testing.assert_allclose(a, b, rtol=TORCH_RTOL.get(name, 1e-10), atol=1e-12, err_msg=f"{name} order {order}")
+            np.testing.assert_allclose(a, b, rtol=TORCH_RTOL.get(name, 1e-10), atol=1e-12,
+                                       err_msg=f"{name} order {order}")
 
 
 def test_xlogy_gradients_at_zero_match_torch():

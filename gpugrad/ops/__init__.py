@@ -1,8 +1,10 @@
 """Every op of gpugrad: forward functions with their gradient rules beside them.
 
 Modules, in the order data flows through them: ``base`` (shared helpers),
-``creation``, ``arithmetic``, ``math``, ``activations``, ``special`` (erf,
-gelu), ``shape``, ``reductions``, ``indexing``, ``linalg``, ``losses``,
+``creation``, ``arithmetic``, ``math``, ``numpy_names`` (floor_divide, copysign, isclose, the bitwise
+ops), ``activations``, ``activation_variants`` (relu6, selu, celu, hardswish, logit), ``special`` (erf,
+gelu), ``special_functions`` (lgamma, digamma, polygamma, erfinv, ...: gg.special), ``log_densities``
+(gg.distributions), ``shape``, ``reductions``, ``indexing``, ``linalg``, ``losses``,
 ``control`` (stop_gradient), ``dense_layer`` (dense: a fully connected layer as one op), ``conv``,
 ``pool``, ``nn_ops`` (dropout, embedding, layer_norm, batch_norm). Each ends with
 ``__all__ = public_ops(globals())`` (its functions without a leading ``_``) and lists its
@@ -15,8 +17,8 @@ operators and methods on :class:`gpugrad.Tensor`.
 from typing import TYPE_CHECKING
 
 from . import (activation_variants, activations, arithmetic, control, conv, creation, cumulative, decompositions,
-               dense_layer, indexing, linalg, log_densities, losses, math, nn_ops, numpy_names, ordering, pool, reductions, shape, special,
-               special_functions, statistics, structure, ufuncs)
+               dense_layer, indexing, linalg, log_densities, losses, math, nn_ops, numpy_names, ordering, pool,
+               reductions, shape, special, special_functions, statistics, structure, ufuncs)
 from .activation_variants import *  # noqa: F401,F403
 from .activations import *  # noqa: F401,F403
 from .arithmetic import *  # noqa: F401,F403
@@ -44,9 +46,9 @@ from .structure import *  # noqa: F401,F403
 from .ufuncs import *  # noqa: F401,F403
 from . import methods as _methods
 
-_MODULES = (creation, arithmetic, math, ufuncs, numpy_names, activations, activation_variants, special, special_functions, shape,
-            ordering, reductions, cumulative, statistics, indexing, linalg, structure, decompositions, log_densities,
-            losses, control, dense_layer, conv, pool, nn_ops)
+_MODULES = (creation, arithmetic, math, ufuncs, numpy_names, activations, activation_variants, special,
+            special_functions, shape, ordering, reductions, cumulative, statistics, indexing, linalg, structure,
+            decompositions, log_densities, losses, control, dense_layer, conv, pool, nn_ops)
 _EVERY_OP = [name for module in _MODULES for name in module.__all__]
 # The fused gradient ops and the backward convolutions are op types gradient rules call; they
 # are gg.raw_ops (as TensorFlow has tf.raw_ops), not gg. sum_to and prod_others serve the engine.
@@ -56,8 +58,8 @@ ENGINE_OPS = ["sum_to", "prod_others"]
 LINALG_OPS = list(decompositions.__all__)
 # The log-densities are gg.distributions' (as torch.distributions' log_prob), not gg's; gg.ops has them too.
 DISTRIBUTION_OPS = list(log_densities.__all__)
-__all__ = [name for name in _EVERY_OP
-           if name not in RAW_OPS and name not in ENGINE_OPS and name not in LINALG_OPS and name not in DISTRIBUTION_OPS]
+__all__ = [name for name in _EVERY_OP if name not in RAW_OPS and name not in ENGINE_OPS and name not in LINALG_OPS
+           and name not in DISTRIBUTION_OPS]
 _methods.install(_MODULES)
 
 if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
@@ -70,9 +72,10 @@ if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_t
         "remainder", "mod", "fmod", "floor", "ceil", "trunc", "rint", "round", "nan_to_num", "isfinite", "isnan",
         "isinf", "logical_not", "logical_and", "logical_or", "logical_xor", "floor_divide", "copysign", "isclose",
         "allclose", "concatenate", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift",
-        "bitwise_not", "invert", "tanh", "sigmoid", "relu", "leaky_relu",
-        "elu", "softplus", "softsign", "silu", "swish", "mish", "hard_tanh", "hard_sigmoid", "log_sigmoid", "relu6", "selu", "celu", "hardswish", "logit", "erf",
-        "gelu", "lgamma", "gammaln", "digamma", "psi", "polygamma", "erfc", "erfinv", "xlogy", "xlog1py", "i0e", "i1e", "reshape", "broadcast_to", "transpose", "expand_dims", "squeeze", "concat", "stack", "split", "copy",
+        "bitwise_not", "invert", "tanh", "sigmoid", "relu", "leaky_relu", "elu", "softplus", "softsign", "silu",
+        "swish", "mish", "hard_tanh", "hard_sigmoid", "log_sigmoid", "relu6", "selu", "celu", "hardswish", "logit",
+        "erf", "gelu", "lgamma", "gammaln", "digamma", "psi", "polygamma", "erfc", "erfinv", "xlogy", "xlog1py", "i0e",
+        "i1e", "reshape", "broadcast_to", "transpose", "expand_dims", "squeeze", "concat", "stack", "split", "copy",
         "ravel", "moveaxis", "swapaxes", "repeat", "tile", "roll", "flip", "fliplr", "flipud", "rot90", "atleast_1d",
         "atleast_2d", "atleast_3d", "vstack", "hstack", "dstack", "column_stack", "append", "take_along_axis", "sort",
         "argsort", "partition", "searchsorted", "nonzero", "sum", "mean", "max", "min", "prod", "logsumexp", "var",
