@@ -51,7 +51,7 @@ RAW_OPS = [
     'conv2d_backprop_input', 'cosh_grad', 'div_grad', 'elu_grad', 'exp_grad', 'gelu_grad',
     'getitem_grad', 'leaky_relu_grad', 'log_grad', 'log_sigmoid_grad', 'max_pool2d_grad',
     'maximum_grad', 'minimum_grad', 'pow_grad', 'reciprocal_grad', 'relu_grad', 'rsqrt_grad',
-    'sigmoid_grad', 'silu_grad', 'sinh_grad', 'softmax_cross_entropy_grad', 'softplus_grad',
+    'selu_grad', 'sigmoid_grad', 'silu_grad', 'sinh_grad', 'softmax_cross_entropy_grad', 'softplus_grad',
     'softsign_grad', 'sqrt_grad', 'square_grad', 'tan_grad', 'tanh_grad',
 ]
 

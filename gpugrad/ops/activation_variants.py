@@ -2,6 +2,8 @@
 
 Each is one op with its gradient rule beside it; a rule is made of recorded ops, so every order of
 gradient follows (the masks of the piecewise ones are constants, as in PyTorch's double backward).
+selu's gradient is the hot gradient ``SeluGrad`` (:mod:`.hot`: one pass on the CPU, one generated CUDA
+kernel on a GPU), with a rule of its own for the second order.
 gelu's tanh form is ``gelu(x, approximate="tanh")`` in :mod:`.special`, beside the exact one.
 """
 
@@ -11,11 +13,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..backend.cpu_fast import COSTLY
 from ..errors import DTypeError
 from ..registry import RegisterGradient
 from ..tensor import Tensor
 from .arithmetic import minimum, where
 from .base import constant_arg, emit, public_ops, unary
+from .hot import TRANSCENDENTAL, Check, Range, declare
 from .math import exp
 from .. import _dtypes as _dt
 
@@ -73,12 +77,32 @@ def selu(x: TensorLike) -> Tensor:
     return emit("Selu", xp.where(d > 0, d * t(_SELU_SCALE), negative), x._device, (x,))
 
 
-@RegisterGradient("Selu", reads_outputs=False)
-def _selu_grad(op, dy):
+@RegisterGradient("Selu", reads_outputs=False, donates_dy=True)
+def _selu_rule(op, dy):
+    return (selu_grad(op.inputs[0], dy),)
+
+
+def _selu_grad_cpu(x, dy, out=None):
     # d/dx = scale for x > 0, scale alpha e^x for x <= 0 (e^min(x, 0): no overflow on the unused branch)
-    x = op.inputs[0]
-    slope = where(x._data > 0, _SELU_SCALE, exp(minimum(x, 0.0)) * (_SELU_ALPHA * _SELU_SCALE))
-    return (dy * slope,)
+    t = x.dtype.type
+    slope = np.exp(np.minimum(x, t(0))) * t(_SELU_ALPHA * _SELU_SCALE)
+    return np.multiply(dy, np.where(x > 0, t(_SELU_SCALE), slope).astype(dy.dtype, copy=False), out=out)
+
+
+def _selu_grad_grad(op, g):
+    # d/dx [dy scale alpha e^x] = dy scale alpha e^x on x <= 0, 0 elsewhere
+    x, dy = op.inputs
+    curvature = where(x._data > 0, 0.0, dy * exp(minimum(x, 0.0)) * (_SELU_ALPHA * _SELU_SCALE))
+    return g * curvature, selu_grad(x, g)
+
+
+selu_grad = declare(
+    globals(), name="selu_grad", op_type="SeluGrad", inputs=("x", "dy"), forward="selu",
+    summary="Fused gradient of selu: dy scale where x > 0, else dy scale alpha e**x",
+    math=f"dy * where(x > 0, {_SELU_SCALE!r}, exp(where(x < 0, x, 0)) * {_SELU_ALPHA * _SELU_SCALE!r})",
+    generated=True, cpu=_selu_grad_cpu, cost=COSTLY, reuses_dy=True, grad=_selu_grad_grad,
+    check=Check({"x": Range(-5.0, 3.0, zeros=0.05)}, ulps=TRANSCENDENTAL),
+    example=">>> gg.raw_ops.selu_grad(gg.tensor([1.0]), gg.tensor([2.0])).numpy().round(4).tolist()\n[2.1014]")
 
 
 def celu(x: TensorLike, alpha: float = 1.0) -> Tensor:
@@ -176,5 +200,5 @@ __all__ = public_ops(globals())
 
 if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
     __all__ = [
-        "relu6", "selu", "celu", "hardswish", "logit"
+        "relu6", "selu", "selu_grad", "celu", "hardswish", "logit"
     ]

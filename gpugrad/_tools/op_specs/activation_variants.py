@@ -1,4 +1,4 @@
-"""Specs of relu6, selu, celu, hardswish and logit (gpugrad/ops/activation_variants.py)."""
+"""Specs of relu6, selu (and its fused gradient SeluGrad), celu, hardswish and logit (gpugrad/ops/activation_variants.py)."""
 import numpy as np
 
 import gpugrad as gg
@@ -21,6 +21,7 @@ def away_from(bounds, low, high, gap=0.1):
 SPECS = [
     OpSpec("Relu6", gg.relu6, [S], draw=away_from([0.0, 6.0], -2.0, 8.0)),
     OpSpec("Selu", gg.selu, [S], away_from_zero=0.1),
+    OpSpec("SeluGrad", gg.raw_ops.selu_grad, [S, S], away_from_zero=0.1),
     OpSpec("Celu", gg.celu, [S], away_from_zero=0.1),
     OpSpec("Celu", lambda x: gg.celu(x, alpha=0.7), [S], away_from_zero=0.1, label="alpha"),
     OpSpec("Hardswish", gg.hardswish, [S], draw=away_from([-3.0, 3.0], -5.0, 5.0)),
