@@ -37,7 +37,7 @@ from . import nn  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from . import data  # noqa: E402
 from . import random  # noqa: E402
-from . import linalg, raw_ops  # noqa: E402
+from . import distributions, linalg, raw_ops, special  # noqa: E402
 from . import _numpy  # noqa: E402 - np.exp(t), np.dot(t, a), ndarray + t: NEP 13/18 dispatch to the ops
 _numpy.install()
 from .traced import Function, function  # noqa: E402
@@ -46,6 +46,8 @@ from . import distributed  # noqa: E402 - imports no MPI until gg.distributed.in
 no_gradient = NotDifferentiable
 float16, float32, float64 = _np.float16, _np.float32, _np.float64
 int32, int64, bool_ = _np.int32, _np.int64, _np.bool_
+# NumPy's constants, the same Python objects as numpy's (newaxis is None)
+pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, _np.newaxis
 from . import _dtypes  # noqa: E402
 
 
@@ -66,7 +68,7 @@ __all__ = [
     # tensors, devices and dtypes
     "Tensor", "Variable", "tensor", "as_tensor", "from_numpy", "from_dlpack",
     "devices", "device", "default_device", "get_device", "cuda_available", "get_num_threads", "set_num_threads",
-    "float16", "float32", "float64", "int32", "int64", "bool_",
+    "float16", "float32", "float64", "int32", "int64", "bool_", "pi", "e", "inf", "nan", "newaxis",
     *(["bfloat16"] if _dtypes.HAVE_ML_DTYPES else []),  # the optional extra gpugrad[bfloat16]
     # autodiff
     "GradientTape", "RegisterGradient", "NotDifferentiable", "no_gradient", "registered_ops",
@@ -78,7 +80,7 @@ __all__ = [
     # training and models
     "clip_by_global_norm", "save", "load",
     # modules
-    "ops", "raw_ops", "linalg", "nn", "optimizers", "gradient_checker", "data", "random", "distributed",
+    "ops", "raw_ops", "linalg", "special", "distributions", "nn", "optimizers", "gradient_checker", "data", "random", "distributed",
     # errors
     "GpugradError", "ShapeError", "DTypeError", "DeviceError", "DeviceUnavailableError", "GradientError",
     "GradientUsageError", "LookupGradientError", "NotATensorError", "IndexOutOfRangeError", "OutOfMemoryError",

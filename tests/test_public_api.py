@@ -22,7 +22,10 @@ PUBLIC = [
     'append', 'arange', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctan2', 'arctanh',
     'argmax', 'argmin', 'argsort', 'as_tensor', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'autocast', 'average',
     'avg_pool2d', 'batch_norm', 'bool_', 'broadcast_to', 'cast', 'cbrt', 'ceil', 'clip',
-    'clip_by_global_norm', 'column_stack', 'concat', 'conv2d', 'copy', 'cos', 'cosh', 'count_nonzero',
+    'clip_by_global_norm', 'column_stack', 'concat', 'concatenate', 'copysign', 'floor_divide', 'isclose', 'allclose',
+    'bitwise_and', 'bitwise_or', 'bitwise_xor', 'bitwise_not', 'invert', 'left_shift', 'right_shift', 'pi', 'e',
+    'inf', 'nan', 'newaxis', 'special', 'distributions', 'relu6', 'selu', 'celu', 'hardswish', 'logit', 'lgamma',
+    'gammaln', 'digamma', 'psi', 'polygamma', 'erfc', 'erfinv', 'xlogy', 'xlog1py', 'i0e', 'i1e', 'conv2d', 'copy', 'cos', 'cosh', 'count_nonzero',
     'cross', 'cuda_available', 'cumprod', 'cumsum', 'custom_gradient', 'data', 'default_device',
     'deg2rad', 'degrees', 'dense', 'detect_anomaly', 'device', 'devices', 'diag', 'diagonal', 'diff', 'distributed',
     'divide', 'dot', 'dropout', 'dstack', 'einsum', 'elu', 'embedding', 'erf', 'exp', 'exp2',
@@ -52,7 +55,7 @@ RAW_OPS = [
     'conv2d_backprop_input', 'cosh_grad', 'div_grad', 'elu_grad', 'exp_grad', 'gelu_grad',
     'getitem_grad', 'leaky_relu_grad', 'log_grad', 'log_sigmoid_grad', 'max_pool2d_grad',
     'maximum_grad', 'minimum_grad', 'pow_grad', 'reciprocal_grad', 'relu_grad', 'rsqrt_grad',
-    'sigmoid_grad', 'silu_grad', 'sinh_grad', 'softmax_cross_entropy_grad', 'softplus_grad',
+    'selu_grad', 'sigmoid_grad', 'silu_grad', 'sinh_grad', 'softmax_cross_entropy_grad', 'softplus_grad',
     'softsign_grad', 'sqrt_grad', 'square_grad', 'tan_grad', 'tanh_grad',
 ]
 

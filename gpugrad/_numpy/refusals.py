@@ -7,11 +7,9 @@ from __future__ import annotations
 # NumPy's name (without "numpy.") -> the nearest gpugrad call
 NEAREST = {
     # ufuncs
-    "floor_divide": "gg.floor(gg.divide(x, y))", "divmod": "gg.floor(gg.divide(x, y)) and gg.remainder(x, y)",
-    "copysign": "gg.abs(x) * gg.sign(y)", "heaviside": "gg.where(x > 0, 1.0, gg.where(x < 0, 0.0, h))",
+    "divmod": "gg.floor_divide(x, y) and gg.remainder(x, y)",
+    "heaviside": "gg.where(x > 0, 1.0, gg.where(x < 0, 0.0, h))",
     "signbit": "x < 0", "modf": "gg.trunc(x) and x - gg.trunc(x)", "ldexp": "x * gg.exp2(n)",
-    "invert": "gg.logical_not (for booleans)", "bitwise_and": "gg.logical_and (for booleans)",
-    "bitwise_or": "gg.logical_or (for booleans)", "bitwise_xor": "gg.logical_xor (for booleans)",
     "frexp": "gg.log2", "spacing": "gg.abs", "nextafter": "gg.where",
     # functions
     "nanmax": "gg.max(gg.where(gg.isnan(x), -inf, x))", "nanmin": "gg.min(gg.where(gg.isnan(x), inf, x))",

@@ -1,8 +1,10 @@
 """Every op of gpugrad: forward functions with their gradient rules beside them.
 
 Modules, in the order data flows through them: ``base`` (shared helpers),
-``creation``, ``arithmetic``, ``math``, ``activations``, ``special`` (erf,
-gelu), ``shape``, ``reductions``, ``indexing``, ``linalg``, ``losses``,
+``creation``, ``arithmetic``, ``math``, ``numpy_names`` (floor_divide, copysign, isclose, the bitwise
+ops), ``activations``, ``activation_variants`` (relu6, selu, celu, hardswish, logit), ``special`` (erf,
+gelu), ``special_functions`` (lgamma, digamma, polygamma, erfinv, ...: gg.special), ``log_densities``
+(gg.distributions), ``shape``, ``reductions``, ``indexing``, ``linalg``, ``losses``,
 ``control`` (stop_gradient), ``dense_layer`` (dense: a fully connected layer as one op), ``conv``,
 ``pool``, ``nn_ops`` (dropout, embedding, layer_norm, batch_norm). Each ends with
 ``__all__ = public_ops(globals())`` (its functions without a leading ``_``) and lists its
@@ -14,10 +16,11 @@ operators and methods on :class:`gpugrad.Tensor`.
 """
 from typing import TYPE_CHECKING
 
-from . import (activations, arithmetic, control, conv, creation, cumulative, decompositions, dense_layer, indexing,
-               linalg, losses, math, nn_ops, ordering, pool, reductions, scans, scattering, segment, shape, special,
-               statistics, structure, selection, ufuncs, counting, grids)
-from . import distance_losses, likelihood_losses
+from . import (activation_variants, activations, arithmetic, control, conv, counting, creation, cumulative,
+               decompositions, dense_layer, distance_losses, grids, indexing, likelihood_losses, linalg, log_densities,
+               losses, math, nn_ops, numpy_names, ordering, pool, reductions, scans, scattering, segment, selection,
+               shape, special, special_functions, statistics, structure, ufuncs)
+from .activation_variants import *  # noqa: F401,F403
 from .activations import *  # noqa: F401,F403
 from .arithmetic import *  # noqa: F401,F403
 from .control import *  # noqa: F401,F403
@@ -30,9 +33,11 @@ from .dense_layer import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .likelihood_losses import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
+from .log_densities import *  # noqa: F401,F403
 from .losses import *  # noqa: F401,F403
 from .math import *  # noqa: F401,F403
 from .nn_ops import *  # noqa: F401,F403
+from .numpy_names import *  # noqa: F401,F403
 from .ordering import *  # noqa: F401,F403
 from .pool import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
@@ -44,13 +49,15 @@ from .counting import *  # noqa: F401,F403
 from .grids import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
+from .special_functions import *  # noqa: F401,F403
 from .statistics import *  # noqa: F401,F403
 from .structure import *  # noqa: F401,F403
 from .ufuncs import *  # noqa: F401,F403
 from . import methods as _methods
 
-_MODULES = (creation, arithmetic, math, ufuncs, activations, special, shape, ordering, reductions, cumulative,
-            statistics, indexing, linalg, structure, decompositions, losses, control, dense_layer, conv, pool, nn_ops,
+_MODULES = (creation, arithmetic, math, ufuncs, numpy_names, activations, activation_variants, special,
+            special_functions, shape, ordering, reductions, cumulative, statistics, indexing, linalg, structure,
+            decompositions, log_densities, losses, control, dense_layer, conv, pool, nn_ops,
             likelihood_losses, distance_losses, scattering, segment, selection, scans, counting, grids)
 _EVERY_OP = [name for module in _MODULES for name in module.__all__]
 # The fused gradient ops and the backward convolutions are op types gradient rules call; they
@@ -59,7 +66,10 @@ RAW_OPS = [name for name in _EVERY_OP if name.endswith("_grad") or name.startswi
 ENGINE_OPS = ["sum_to", "prod_others"]
 # The decompositions and solvers are gg.linalg's (as numpy.linalg's), not gg's; gg.ops has them too.
 LINALG_OPS = list(decompositions.__all__)
-__all__ = [name for name in _EVERY_OP if name not in RAW_OPS and name not in ENGINE_OPS and name not in LINALG_OPS]
+# The log-densities are gg.distributions' (as torch.distributions' log_prob), not gg's; gg.ops has them too.
+DISTRIBUTION_OPS = list(log_densities.__all__)
+__all__ = [name for name in _EVERY_OP if name not in RAW_OPS and name not in ENGINE_OPS and name not in LINALG_OPS
+           and name not in DISTRIBUTION_OPS]
 _methods.install(_MODULES)
 
 if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
@@ -70,9 +80,12 @@ if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_t
         "arccos", "arctan", "arctan2", "hypot", "sinc", "deg2rad", "rad2deg", "radians", "degrees", "sinh", "cosh",
         "arcsinh", "arccosh", "arctanh", "exp2", "log2", "log10", "logaddexp", "logaddexp2", "fmax", "fmin",
         "remainder", "mod", "fmod", "floor", "ceil", "trunc", "rint", "round", "nan_to_num", "isfinite", "isnan",
-        "isinf", "logical_not", "logical_and", "logical_or", "logical_xor", "tanh", "sigmoid", "relu", "leaky_relu",
-        "elu", "softplus", "softsign", "silu", "swish", "mish", "hard_tanh", "hard_sigmoid", "log_sigmoid", "erf",
-        "gelu", "reshape", "broadcast_to", "transpose", "expand_dims", "squeeze", "concat", "stack", "split", "copy",
+        "isinf", "logical_not", "logical_and", "logical_or", "logical_xor", "floor_divide", "copysign", "isclose",
+        "allclose", "concatenate", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift",
+        "bitwise_not", "invert", "tanh", "sigmoid", "relu", "leaky_relu", "elu", "softplus", "softsign", "silu",
+        "swish", "mish", "hard_tanh", "hard_sigmoid", "log_sigmoid", "relu6", "selu", "celu", "hardswish", "logit",
+        "erf", "gelu", "lgamma", "gammaln", "digamma", "psi", "polygamma", "erfc", "erfinv", "xlogy", "xlog1py", "i0e",
+        "i1e", "reshape", "broadcast_to", "transpose", "expand_dims", "squeeze", "concat", "stack", "split", "copy",
         "ravel", "moveaxis", "swapaxes", "repeat", "tile", "roll", "flip", "fliplr", "flipud", "rot90", "atleast_1d",
         "atleast_2d", "atleast_3d", "vstack", "hstack", "dstack", "column_stack", "append", "take_along_axis", "sort",
         "argsort", "partition", "searchsorted", "nonzero", "sum", "mean", "max", "min", "prod", "logsumexp", "var",

@@ -1,4 +1,4 @@
-"""Special functions: erf, and gelu in its exact (erf) form.
+"""Special functions: erf, and gelu in its exact (erf) form and PyTorch's tanh form.
 
 NumPy has no erf, and SciPy is not a dependency, so the CPU computes it with
 the piecewise rational approximations of Sun's fdlibm ``s_erf.c`` (1993), good
@@ -21,9 +21,11 @@ from ..backend import CPU, cupy_gaps
 from ..backend.cpu_fast import COSTLY
 from ..registry import RegisterGradient
 from ..tensor import Tensor
+from .. import _dtypes as _dt
 from .arithmetic import minimum, multiply
 from .base import emit, float_dtype_of, public_ops, unary
 from .hot import Check, Range, declare
+from .activations import tanh
 from .math import exp, square
 
 if TYPE_CHECKING:
@@ -192,20 +194,50 @@ def _erf_grad(op, dy):
 # ---------------------------------------------------------------- gelu
 
 
-def gelu(x: TensorLike) -> Tensor:
+def gelu(x: TensorLike, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit, exact form: 0.5 x (1 + erf(x / sqrt 2)) = x Phi(x).
 
     Computed as ``0.5 x erfc(-x / sqrt 2)``, the same function without the
-    cancellation of ``1 + erf`` for very negative x.
+    cancellation of ``1 + erf`` for very negative x. ``approximate="tanh"`` gives
+    PyTorch's tanh form ``0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))``
+    (``torch.nn.functional.gelu(x, approximate="tanh")``, ``tf.nn.gelu(x, approximate=True)``).
 
     Example:
         >>> import gpugrad as gg
         >>> [round(v, 6) for v in gg.gelu(gg.tensor([-1.0, 0.0, 1.0], dtype="float64")).numpy().tolist()]
         [-0.158655, 0.0, 0.841345]
+        >>> round(gg.gelu(gg.tensor(1.0, dtype="float64"), approximate="tanh").item(), 6)
+        0.841192
     """
     if x.__class__ is not Tensor:
         x = unary(x)
+    if approximate == "tanh":
+        return _gelu_tanh(x)
+    if approximate != "none":
+        raise ValueError(f"op 'Gelu': approximate must be 'none' or 'tanh' (PyTorch's), not {approximate!r}")
     return emit("Gelu", x._data * _normal_cdf_array(x._device, x._data), x._device, (x,))
+
+
+_GELU_K = math.sqrt(2.0 / math.pi)
+_GELU_C = 0.044715
+
+
+def _gelu_tanh(x):
+    xp = x._device.xp
+    d = x._data if _dt.floating(x.dtype) else x._data.astype(np.float32)
+    t = d.dtype.type
+    inner = xp.tanh((d + t(_GELU_C) * d * d * d) * t(_GELU_K))
+    return emit("GeluTanh", t(0.5) * d * (t(1) + inner), x._device, (x,))
+
+
+@RegisterGradient("GeluTanh", reads_outputs=False)
+def _gelu_tanh_grad(op, dy):
+    # d/dx 0.5 x (1 + tanh u) = 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) k (1 + 3 c x^2), u = k (x + c x^3)
+    x = op.inputs[0]
+    x2 = square(x)
+    th = tanh(x * (x2 * _GELU_C + 1.0) * _GELU_K)
+    slope = (th + 1.0) * 0.5 + x * (1.0 - square(th)) * ((x2 * (3.0 * _GELU_C) + 1.0) * (0.5 * _GELU_K))
+    return (dy * slope,)
 
 
 @RegisterGradient("Gelu", reads_outputs=False, donates_dy=True)

@@ -11,3 +11,6 @@ SPECS = [
     OpSpec("Gelu", gg.gelu, [S], low=-4, high=4),
     OpSpec("GeluGrad", ops.gelu_grad, [S, S], low=-3, high=3),
 ]
+SPECS += [
+    OpSpec("GeluTanh", lambda x: gg.gelu(x, approximate="tanh"), [S], low=-4, high=4),
+]

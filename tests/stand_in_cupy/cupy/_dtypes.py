@@ -36,7 +36,9 @@ WHERE_TYPES = ("???->?", "?bb->b", "?BB->B", "?hh->h", "?HH->H", "?ii->i", "?II-
                "?QQ->Q", "?ee->e", "?ff->f", "?dd->d", "?FF->F", "?DD->D")
 CLIP_TYPES = ("???->?", "bbb->b", "BBB->B", "hhh->h", "HHH->H", "iii->i", "III->I", "lll->l", "LLL->L", "qqq->q",
               "QQQ->Q", "eee->e", "fff->f", "ddd->d")
-SPECIAL_TYPES = {"erf": ("e->d", "f->f", "d->d"), "erfc": ("e->d", "f->f", "d->d")}
+SPECIAL_TYPES = {"erf": ("e->d", "f->f", "d->d"), "erfc": ("e->d", "f->f", "d->d"),
+                 "gammaln": ("l->d", "e->d", "f->f", "d->d"),
+                 "digamma": ("l->d", "e->d", "f->f", "d->d", "F->F", "D->D"), "erfinv": ("f->f", "d->d")}
 
 # each matmul of 3+ dims that CuPy computed in float32 for float16 operands: (shape of a, shape of b)
 UPCASTS = []
