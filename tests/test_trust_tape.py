@@ -89,7 +89,7 @@ def test_reuse_and_output_freeing_are_declarations_of_the_builtin_rules_only():
     assert registry.rules_donating_dy == {"Square", "Sqrt", "Rsqrt", "Reciprocal", "Exp", "Log", "Tanh",
                                           "Sigmoid", "Relu", "LeakyRelu", "Elu", "Softplus", "Softsign", "Gelu",
                                           "Abs", "Clip", "Tan", "Atan", "Sinh", "Cosh", "Silu", "LogSigmoid",
-                                          "Cbrt"}
+                                          "Cbrt", "Selu"}
     for op_type in ("Exp", "Tanh", "Sigmoid", "Sqrt", "Relu", "Softmax"):
         assert op_type in registry.rules_reading_outputs
     user = [t for t in registry.rules if t.startswith("Trust")]
