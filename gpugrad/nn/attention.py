@@ -111,11 +111,17 @@ class MultiHeadAttention(Module):
         dtype = float_dtype(dtype, "MultiHeadAttention")
         rng = child_seed(seed)
         shape = (self.embed_dim, self.embed_dim)
-        for part in ("q", "k", "v", "out"):
-            setattr(self, f"{part}_kernel", make_variable("glorot_uniform", shape, dtype, device, rng,
-                                                          name_of(name, f"{part}_kernel")))
-            setattr(self, f"{part}_bias", make_variable("zeros", (self.embed_dim,), dtype, device, rng,
-                                                        name_of(name, f"{part}_bias")) if bias else None)
+
+        def kernel(part):
+            return make_variable("glorot_uniform", shape, dtype, device, rng, name_of(name, f"{part}_kernel"))
+
+        def bias_of(part):
+            return make_variable("zeros", (self.embed_dim,), dtype, device, rng,
+                                 name_of(name, f"{part}_bias")) if bias else None
+        self.q_kernel, self.q_bias = kernel("q"), bias_of("q")
+        self.k_kernel, self.k_bias = kernel("k"), bias_of("k")
+        self.v_kernel, self.v_bias = kernel("v"), bias_of("v")
+        self.out_kernel, self.out_bias = kernel("out"), bias_of("out")
         self.name = name
 
     def _heads(self, x, kernel, bias):

@@ -135,7 +135,7 @@ class SinusoidalPositionalEmbedding(Module):
         self.max_len = integer(max_len, "max_len", "SinusoidalPositionalEmbedding", 1)
         self.dim = integer(dim, "dim", "SinusoidalPositionalEmbedding", 1)
         self._table = sinusoids(self.max_len, self.dim)
-        self._tensors = {}  # (dtype, device) -> the table as a constant tensor
+        self._tensors: dict = {}  # (dtype, device) -> the table as a constant tensor
 
     def forward(self, x: TensorLike) -> Tensor:
         x = x if isinstance(x, Tensor) else ops.identity(x)
