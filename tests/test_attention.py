@@ -6,6 +6,7 @@ import pytest
 import gpugrad as gg
 from gpugrad import nn
 from gpugrad.nn import functional as F
+from tests.conftest import device_params
 
 
 def _reference_sdpa(q, k, v, keep=None, bias=None, scale=None):
@@ -28,8 +29,9 @@ def _qkv(rng, batch=(2, 3), length=4, source=5, e=8, ev=6):
             rng.standard_normal(batch + (source, ev)))
 
 
+@pytest.mark.parametrize("device", device_params())
 @pytest.mark.parametrize("case", ["plain", "causal", "bool", "float", "scale", "fully_masked_row"])
-def test_sdpa_matches_numpy_reference(case):
+def test_sdpa_matches_numpy_reference(case, device):
     rng = np.random.default_rng(0)
     q, k, v = _qkv(rng)
     kwargs, keep, bias, scale = {}, None, None, None
@@ -37,18 +39,18 @@ def test_sdpa_matches_numpy_reference(case):
         kwargs["is_causal"], keep = True, np.tril(np.ones((4, 5), dtype=bool))
     elif case == "bool":
         keep = rng.random((3, 4, 5)) < 0.6
-        kwargs["mask"] = gg.tensor(keep)
+        kwargs["mask"] = gg.tensor(keep, device=device)
     elif case == "float":
         bias = rng.standard_normal((4, 5))
         bias[1, 2] = -np.inf
-        kwargs["mask"] = gg.tensor(bias)
+        kwargs["mask"] = gg.tensor(bias, device=device)
     elif case == "scale":
         kwargs["scale"] = scale = 0.3
     else:
         keep = np.ones((4, 5), dtype=bool)
         keep[2] = False
-        kwargs["mask"] = gg.tensor(keep)
-    got = F.scaled_dot_product_attention(gg.tensor(q), gg.tensor(k), gg.tensor(v), **kwargs).numpy()
+        kwargs["mask"] = gg.tensor(keep, device=device)
+    got = F.scaled_dot_product_attention(*(gg.tensor(a, device=device) for a in (q, k, v)), **kwargs).numpy()
     want = _reference_sdpa(q, k, v, keep, bias, scale)
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
     if case == "fully_masked_row":

@@ -9,6 +9,7 @@ import pytest
 import gpugrad as gg
 from gpugrad import gpt
 from gpugrad.cli import main
+from tests.conftest import device_params
 
 TINY = {"epochs": 1, "steps_per_epoch": 2, "batch_size": 4, "lr": 3e-3, "layers": 1, "d_model": 16, "heads": 2,
         "context": 8}
@@ -43,10 +44,15 @@ def test_gpt_refuses_what_it_does_not_do(tiny):
         gg.training.train("gpt", optimizer="sgd", device="cpu")
 
 
-def test_traced_and_eager_gpt_steps_agree():
-    kwargs = dict(TINY, device="cpu", progress=False, sample_chars=0, eval_batches=1)
+@pytest.mark.parametrize("device", device_params())
+def test_traced_and_eager_gpt_steps_agree(device):
+    kwargs = dict(TINY, device=device, progress=False, sample_chars=0, eval_batches=1)
     traced, eager = gpt.train_gpt(**kwargs), gpt.train_gpt(eager=True, **kwargs)
-    assert traced.final_loss == eager.final_loss and traced.val_loss == eager.val_loss
+    assert traced.device.startswith(device)
+    assert traced.final_loss == pytest.approx(eager.final_loss, rel=1e-5)
+    assert traced.val_loss == pytest.approx(eager.val_loss, rel=1e-5)
+    if device == "cpu":  # the same bits on the CPU
+        assert traced.final_loss == eager.final_loss and traced.val_loss == eager.val_loss
 
 
 # Measured on this project's 2-core CPU build machine (NumPy 2.4, OpenBLAS): 150 steps of the config below
