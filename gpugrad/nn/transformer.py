@@ -126,7 +126,7 @@ class SinusoidalPositionalEmbedding(Module):
     Example:
         >>> import gpugrad as gg
         >>> pe = gg.nn.SinusoidalPositionalEmbedding(16, 4)
-        >>> pe(gg.zeros((1, 2, 4))).numpy()[0, 1].round(4).tolist()
+        >>> [round(v, 4) for v in pe(gg.zeros((1, 2, 4))).numpy()[0, 1].tolist()]
         [0.8415, 0.5403, 0.01, 1.0]
     """
 

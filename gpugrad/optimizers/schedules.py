@@ -210,9 +210,9 @@ class OneCycle(LearningRateSchedule):
     or ``"linear"``. Past ``total_steps - 1`` the final rate is held (PyTorch raises there).
 
     Example:
-        >>> schedule = OneCycle(1.0, total_steps=11, pct_start=0.5, div_factor=10.0, final_div_factor=1.0,
+        >>> schedule = OneCycle(1.0, total_steps=10, pct_start=0.5, div_factor=10.0, final_div_factor=1.0,
         ...                     anneal_strategy="linear")
-        >>> [round(schedule(s), 6) for s in (0, 2, 4, 10)]
+        >>> [round(schedule(s), 6) for s in (0, 2, 4, 9)]
         [0.1, 0.55, 1.0, 0.1]
     """
 
