@@ -7,8 +7,10 @@
   gives, never NaN. The mask, the max, the exponentials and the normalisation are
   one row pass.
 - Its gradient is the fused row op ``MaskedSoftmaxGrad``:
-  ``dx = y * (dy - sum(y * dy))`` per row (a masked entry has ``y = 0``, so
-  ``dx = 0`` there); it is itself differentiable (its rule is written with gpugrad ops).
+  ``dx = y * dy - y * sum(y * dy)`` per row (a masked entry has ``y = 0``, so
+  ``dx = 0`` there); on a GPU one fused row kernel (``kernels/masked_softmax_grad.cu``);
+  it is itself differentiable (its rule is written with gpugrad ops). The forward runs
+  as CuPy's array ops on a GPU (max, exp, sum, divide).
 - ``gg.nn.functional.scaled_dot_product_attention`` (gpugrad/nn/attention.py) is
   ``masked_softmax(q @ k^T * scale + bias, keep) @ v``.
 """
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import _dtypes as _dt
+from ..backend import CPU
 from ..errors import DTypeError, ShapeError
 from ..registry import RegisterGradient
 from ..tensor import Tensor, ensure_tensor
@@ -120,7 +123,13 @@ def masked_softmax_grad(y: TensorLike, dy: TensorLike) -> Tensor:
                          f"{y.shape} and {dy.shape}")
     if dy.dtype != y.dtype:
         dy = Tensor._wrap(dy._data.astype(y.dtype), dev)
-    return emit("MaskedSoftmaxGrad", _masked_softmax_grad_data(dev.xp, y._data, dy._data), dev, (y, dy))
+    if dev is CPU or not y.size:
+        data = _masked_softmax_grad_data(dev.xp, y._data, dy._data)
+    else:  # one fused row kernel (kernels/masked_softmax_grad.cu): each element sums its row of y dy
+        xp = dev.xp
+        yc, dyc = xp.ascontiguousarray(y._data), xp.ascontiguousarray(dy._data)
+        data = dev.backend.fused("masked_softmax_grad", yc, dyc, yc, dyc, C=y.shape[-1])
+    return emit("MaskedSoftmaxGrad", data, dev, (y, dy))
 
 
 @RegisterGradient("MaskedSoftmaxGrad", reads_outputs=False)
