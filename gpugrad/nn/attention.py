@@ -22,6 +22,20 @@ if TYPE_CHECKING:
 
 __all__ = ["scaled_dot_product_attention", "MultiHeadAttention"]
 
+_CAUSAL: dict = {}  # (L, S, device) -> the constant causal keep-mask, made once per device
+
+
+def _causal_mask(length, source, device):
+    """The (L, S) bool tensor ``tril(ones)`` on ``device`` (PyTorch's top-left causal alignment)."""
+    key = (length, source, device)
+    mask = _CAUSAL.get(key)
+    if mask is None:
+        if len(_CAUSAL) > 64:  # a few shapes are in use at a time
+            _CAUSAL.clear()
+        mask = _CAUSAL[key] = Tensor(np.tril(np.ones((length, source), dtype=bool)), None, device)
+    return mask
+
+
 def scaled_dot_product_attention(q: TensorLike, k: TensorLike, v: TensorLike, mask: TensorLike | None = None,
                                  is_causal: bool = False, dropout_rate: float = 0.0,
                                  scale: float | None = None, seed: Seed = None) -> Tensor:
@@ -61,7 +75,7 @@ def scaled_dot_product_attention(q: TensorLike, k: TensorLike, v: TensorLike, ma
     keep = None
     if is_causal:
         length, source = q.shape[-2], k.shape[-2]
-        keep = Tensor(np.tril(np.ones((length, source), dtype=bool)), None, q.device)
+        keep = _causal_mask(length, source, q.device)
     elif mask is not None:
         mask = mask if isinstance(mask, Tensor) else ensure_tensor(mask, like=q)
         if mask.dtype == np.bool_:
