@@ -41,7 +41,7 @@ def _masked_softmax_data(xp, x, keep):
         return _dt.narrow(_masked_softmax_data(xp, _dt.wide(x), keep), x)
     if x.shape[-1] == 0:
         return xp.zeros_like(x)
-    masked = x if keep is None else xp.where(keep, x, -xp.inf)
+    masked = x if keep is None else xp.where(keep, x, -np.inf)
     shift = masked.max(axis=-1, keepdims=True)
     shift = xp.where(xp.isfinite(shift), shift, 0)  # a row with nothing kept (all -inf): exp gives zeros
     e = xp.exp(masked - shift)
