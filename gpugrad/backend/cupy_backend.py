@@ -14,6 +14,7 @@ from . import cupy_gaps, kernel_source
 _DERIVED_PARAMS = {
     "softmax_cross_entropy_grad": lambda arrays: {"C": arrays[0].shape[-1]},
     "masked_softmax_grad": lambda arrays: {"C": arrays[0].shape[-1]},
+    "masked_softmax": lambda arrays: {"C": arrays[0].shape[-1]},
 }
 
 

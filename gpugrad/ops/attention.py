@@ -9,8 +9,9 @@
 - Its gradient is the fused row op ``MaskedSoftmaxGrad``:
   ``dx = y * dy - y * sum(y * dy)`` per row (a masked entry has ``y = 0``, so
   ``dx = 0`` there); on a GPU one fused row kernel (``kernels/masked_softmax_grad.cu``);
-  it is itself differentiable (its rule is written with gpugrad ops). The forward runs
-  as CuPy's array ops on a GPU (max, exp, sum, divide).
+  it is itself differentiable (its rule is written with gpugrad ops). On a GPU the
+  forward is one fused row kernel too (``kernels/masked_softmax.cu``): each element reads
+  its row twice (max, then the sum of exponentials), O(C) work per element.
 - ``gg.nn.functional.scaled_dot_product_attention`` (gpugrad/nn/attention.py) is
   ``masked_softmax(q @ k^T * scale + bias, keep) @ v``.
 """
@@ -89,7 +90,13 @@ def masked_softmax(x: TensorLike, keep: TensorLike | None = None) -> Tensor:
         raise DTypeError(f"op 'MaskedSoftmax' takes a float tensor, got dtype {x.dtype}")
     keep = _keep_mask(keep, x, "MaskedSoftmax")
     dev = x._device
-    data = _masked_softmax_data(dev.xp, x._data, None if keep is None else keep._data)
+    if dev is CPU or not x.size:
+        data = _masked_softmax_data(dev.xp, x._data, None if keep is None else keep._data)
+    else:  # one fused row kernel (kernels/masked_softmax.cu): each element finds its row's max and sum
+        xp = dev.xp
+        xc = xp.ascontiguousarray(x._data)
+        mask = xp.ones(x.shape, dtype=bool) if keep is None else xp.broadcast_to(keep._data, x.shape)
+        data = dev.backend.fused("masked_softmax", xc, mask, xc, C=x.shape[-1])
     return emit("MaskedSoftmax", data, dev, (x,) if keep is None else (x, keep))
 
 

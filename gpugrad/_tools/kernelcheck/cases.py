@@ -155,6 +155,26 @@ def _softmax_ce_unfused(xp, arrays, params):
     return (dx,)
 
 
+def _masked_softmax_draw(xp, rs, n, dtype, columns=64):
+    """Scores with a quarter of the entries masked out, a few -inf, one row masked whole; the mask is given
+    at the scores' shape (the op broadcasts it there), the scores again as rows."""
+    rows = max(1, n // columns)
+    x = (rs.standard_normal((rows, columns)) * 3.0).astype(dtype)
+    x[1, :3] = -np.inf
+    keep = rs.random_sample((rows, columns)) < 0.75
+    keep[0] = False
+    return [x, keep, x], {"C": columns}
+
+
+def _masked_softmax_unfused(xp, arrays, params):
+    x, keep = arrays[0], arrays[1]
+    masked = xp.where(keep, x, -np.inf)
+    shift = masked.max(axis=-1, keepdims=True)
+    e = xp.exp(masked - xp.where(xp.isfinite(shift), shift, 0))
+    total = e.sum(axis=-1, keepdims=True)
+    return (e / xp.where(total == 0, 1, total),)
+
+
 def _masked_softmax_grad_draw(xp, rs, n, dtype, columns=64):
     """Rows of a masked softmax's output (about a quarter of the entries masked to 0, one row all masked)
     and an upstream gradient; the kernel reads both as elements and again as rows."""
@@ -261,6 +281,8 @@ def _hot_case(h):
 _CASES = [_hot_case(h) for h in HOT_GRADIENTS.values()] + [
     _case("softmax_cross_entropy_grad", _softmax_ce_draw, _cpu_op("softmax_cross_entropy_grad", kernel_only=("C",)),
           _softmax_ce_unfused, 4),
+    _case("masked_softmax", _masked_softmax_draw, LeadingArraysReference("masked_softmax", 2, kernel_only=("C",)),
+          _masked_softmax_unfused, 7, ulps={"float32": 8, "float64": 8, "float16": 1}),
     _case("masked_softmax_grad", _masked_softmax_grad_draw, LeadingArraysReference("masked_softmax_grad", 2,
                                                                                  kernel_only=("C",)),
           _masked_softmax_grad_unfused, 4, ulps={"float32": 8, "float64": 8, "float16": 1},
