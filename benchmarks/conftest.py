@@ -38,7 +38,7 @@ DEVICES = gg.devices()
 MIN_ROUNDS = 5  # under --gpugrad-max-time
 # files run in this order (the order of gpugrad bench's table); others after them, by name
 FILE_ORDER = ["test_tape_overhead.py", "test_ops.py", "test_large_gradient.py", "test_training_step.py",
-              "test_cnn_step.py", "test_lstm_step.py", "test_optimizers.py", "test_g1_fused_kernels.py"]
+              "test_cnn_step.py", "test_lstm_step.py", "test_gpt_step.py", "test_optimizers.py", "test_g1_fused_kernels.py"]
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "GPUGRAD_NUM_THREADS")
 _LIMITS = {"rounds": None, "max_time": None}  # set from the command line by pytest_configure
 

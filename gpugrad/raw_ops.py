@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # the update above, spelled out for type checkers (tests/test
         reciprocal_grad, exp_grad, log_grad, cbrt_grad, tan_grad, arctan_grad, sinh_grad, cosh_grad, tanh_grad,
         sigmoid_grad, relu_grad, leaky_relu_grad, elu_grad, softplus_grad, softsign_grad, silu_grad,
         log_sigmoid_grad, selu_grad, gelu_grad, getitem_grad, softmax_cross_entropy_grad, conv2d_backprop_input,
-        conv2d_backprop_filter, max_pool2d_grad, avg_pool2d_grad
+        conv2d_backprop_filter, max_pool2d_grad, avg_pool2d_grad, masked_softmax_grad
     )
     __all__ = [
         "div_grad", "pow_grad", "abs_grad", "maximum_grad", "minimum_grad", "clip_grad", "square_grad", "sqrt_grad",
@@ -32,5 +32,5 @@ if TYPE_CHECKING:  # the update above, spelled out for type checkers (tests/test
         "sinh_grad", "cosh_grad", "tanh_grad", "sigmoid_grad", "relu_grad", "leaky_relu_grad", "elu_grad",
         "softplus_grad", "softsign_grad", "silu_grad", "log_sigmoid_grad", "selu_grad", "gelu_grad", "getitem_grad",
         "softmax_cross_entropy_grad", "conv2d_backprop_input", "conv2d_backprop_filter", "max_pool2d_grad",
-        "avg_pool2d_grad"
+        "avg_pool2d_grad", "masked_softmax_grad"
     ]

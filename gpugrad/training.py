@@ -22,7 +22,7 @@ from .ops import argmax, cast, softmax_cross_entropy
 from .tensor import Tensor
 from .traced import function
 
-MODELS = ("mlp", "cnn")
+MODELS = ("mlp", "cnn", "gpt")  # gpt: the character transformer of gpugrad/gpt.py
 OPTIMIZERS = ("sgd", "momentum", "adam", "adamw", "rmsprop", "adagrad")
 # --precision: the low dtype of matmul/dense/conv2d (None: float32 throughout) and whether the loss is scaled
 PRECISIONS = {"float32": (None, False), "mixed16": ("float16", True), "bf16": ("bfloat16", False)}
@@ -179,7 +179,20 @@ def train(model="mlp", epochs=None, batch_size=None, lr=None, optimizer=None, de
     :func:`gpugrad.autocast`, float32 variables, the loss scaled by a
     :class:`~gpugrad.optimizers.LossScaleOptimizer`); ``"bf16"`` (the same in bfloat16, unscaled:
     bfloat16 has float32's range). The logits are cast to float32 before the loss.
+
+    ``model="gpt"`` trains the character-level transformer of :mod:`gpugrad.gpt` on the embedded Tiny
+    Shakespeare instead (an epoch is 100 steps there) and returns a :class:`gpugrad.gpt.GPTResult`; it
+    runs in float32 on one process.
     """
+    if model == "gpt":
+        if precision != "float32":
+            raise ValueError(f"--model gpt trains in float32 only, not precision {precision!r}")
+        if optimizer not in (None, "adamw"):
+            raise ValueError(f"--model gpt trains with AdamW (a warm-up and cosine schedule), not {optimizer!r}")
+        from .gpt import train_gpt
+
+        return train_gpt(epochs=epochs, batch_size=batch_size, lr=lr, device=device, seed=seed, eager=eager,
+                         progress=progress, out=out, save=save)
     settings = dict(DEFAULTS.get(model, DEFAULTS["mlp"]))
     settings.update({k: v for k, v in dict(epochs=epochs, batch_size=batch_size, lr=lr,
                                            optimizer=optimizer).items() if v is not None})

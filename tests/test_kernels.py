@@ -35,8 +35,8 @@ from .conftest import HAVE_CUPY, NO_CUPY, HostElementwiseKernel, needs_cupy, ski
 ROOT = Path(__file__).resolve().parent.parent
 KERNELS = kernel_source.names()  # the files in kernels/ and the kernels generated from declarations
 FILES = kernel_source.names(kernel_source.kernels_dir())
-# The fused kernels that are not hot gradients: losses.py and the optimizers call them by name.
-NOT_HOT = {"softmax_cross_entropy_grad", "sgd_momentum_update", "adam_update"}
+# The fused kernels that are not hot gradients: losses.py, attention.py and the optimizers call them by name.
+NOT_HOT = {"softmax_cross_entropy_grad", "masked_softmax", "masked_softmax_grad", "sgd_momentum_update", "adam_update"}
 TANH_LINE = "return T((dy * (A(1) - (y * y))));"  # the CUDA that tanh_grad's declared math becomes
 
 

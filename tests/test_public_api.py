@@ -36,7 +36,7 @@ PUBLIC = [
     'inner', 'int32', 'int64', 'isfinite', 'isinf', 'isnan', 'jacobian', 'jvp', 'kron', 'layer_norm',
     'leaky_relu', 'linalg', 'linspace', 'load', 'log', 'log10', 'log1p', 'log2', 'log_sigmoid',
     'log_softmax', 'logaddexp', 'logaddexp2', 'logical_and', 'logical_not', 'logical_or', 'logical_xor',
-    'logsumexp', 'matmul', 'max', 'max_pool2d', 'maximum', 'mean', 'median', 'min', 'minimum', 'mish',
+    'logsumexp', 'masked_softmax', 'matmul', 'max', 'max_pool2d', 'maximum', 'mean', 'median', 'min', 'minimum', 'mish',
     'mixed_precision', 'mod', 'moveaxis', 'mse', 'multiply', 'nan_to_num', 'nanmean', 'nansum', 'negative', 'nn',
     'no_gradient', 'nonzero', 'ones', 'ones_like', 'ops', 'optimizers', 'outer', 'pad', 'partition',
     'percentile', 'power', 'prod', 'ptp', 'quantile', 'rad2deg', 'radians', 'random', 'ravel',
@@ -53,7 +53,7 @@ PUBLIC = [
 RAW_OPS = [
     'abs_grad', 'arctan_grad', 'avg_pool2d_grad', 'cbrt_grad', 'clip_grad', 'conv2d_backprop_filter',
     'conv2d_backprop_input', 'cosh_grad', 'div_grad', 'elu_grad', 'exp_grad', 'gelu_grad',
-    'getitem_grad', 'leaky_relu_grad', 'log_grad', 'log_sigmoid_grad', 'max_pool2d_grad',
+    'getitem_grad', 'leaky_relu_grad', 'log_grad', 'log_sigmoid_grad', 'masked_softmax_grad', 'max_pool2d_grad',
     'maximum_grad', 'minimum_grad', 'pow_grad', 'reciprocal_grad', 'relu_grad', 'rsqrt_grad',
     'selu_grad', 'sigmoid_grad', 'silu_grad', 'sinh_grad', 'softmax_cross_entropy_grad', 'softplus_grad',
     'softsign_grad', 'sqrt_grad', 'square_grad', 'tan_grad', 'tanh_grad',

@@ -13,6 +13,8 @@ from . import cupy_gaps, kernel_source
 # Params a kernel needs that its callers need not pass: derived from the arrays.
 _DERIVED_PARAMS = {
     "softmax_cross_entropy_grad": lambda arrays: {"C": arrays[0].shape[-1]},
+    "masked_softmax_grad": lambda arrays: {"C": arrays[0].shape[-1]},
+    "masked_softmax": lambda arrays: {"C": arrays[0].shape[-1]},
 }
 
 

@@ -7,5 +7,6 @@ Example:
     ((359, 64), (359,), dtype('int64'))
 """
 from .digits import batches, load_digits
+from .shakespeare import CharVocabulary, load_shakespeare
 
-__all__ = ["load_digits", "batches"]
+__all__ = ["load_digits", "batches", "load_shakespeare", "CharVocabulary"]

@@ -13,6 +13,7 @@ Example:
 """
 from . import functional, init
 from .containers import Sequential
+from .attention import MultiHeadAttention
 from .conv import Conv2D
 from .dropout import Dropout
 from .embedding import Embedding
@@ -22,6 +23,9 @@ from .module import Module
 from .normalization import BatchNorm, LayerNorm
 from .pooling import AvgPool2D, MaxPool2D
 from .recurrent import GRU, LSTM, GRUCell, LSTMCell
+from .transformer import PositionalEmbedding, RMSNorm, SinusoidalPositionalEmbedding, TransformerBlock
 
 __all__ = ["Module", "Sequential", "Dense", "Flatten", "Conv2D", "MaxPool2D", "AvgPool2D", "Dropout",
-           "Embedding", "LayerNorm", "BatchNorm", "LSTMCell", "GRUCell", "LSTM", "GRU", "init", "functional"] + functional.__all__
+           "Embedding", "LayerNorm", "BatchNorm", "LSTMCell", "GRUCell", "LSTM", "GRU", "init", "functional",
+           "MultiHeadAttention", "RMSNorm", "PositionalEmbedding", "SinusoidalPositionalEmbedding",
+           "TransformerBlock"] + functional.__all__

@@ -16,13 +16,14 @@ operators and methods on :class:`gpugrad.Tensor`.
 """
 from typing import TYPE_CHECKING
 
-from . import (activation_variants, activations, arithmetic, control, conv, counting, creation, cumulative,
+from . import (activation_variants, activations, arithmetic, attention, control, conv, counting, creation, cumulative,
                decompositions, dense_layer, distance_losses, grids, indexing, likelihood_losses, linalg, log_densities,
                losses, math, nn_ops, numpy_names, ordering, pool, reductions, scans, scattering, segment, selection,
                shape, special, special_functions, statistics, structure, ufuncs)
 from .activation_variants import *  # noqa: F401,F403
 from .activations import *  # noqa: F401,F403
 from .arithmetic import *  # noqa: F401,F403
+from .attention import *  # noqa: F401,F403
 from .control import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
@@ -58,7 +59,8 @@ from . import methods as _methods
 _MODULES = (creation, arithmetic, math, ufuncs, numpy_names, activations, activation_variants, special,
             special_functions, shape, ordering, reductions, cumulative, statistics, indexing, linalg, structure,
             decompositions, log_densities, losses, control, dense_layer, conv, pool, nn_ops,
-            likelihood_losses, distance_losses, scattering, segment, selection, scans, counting, grids)
+            likelihood_losses, distance_losses, scattering, segment, selection, scans, counting, grids,
+            attention)
 _EVERY_OP = [name for module in _MODULES for name in module.__all__]
 # The fused gradient ops and the backward convolutions are op types gradient rules call; they
 # are gg.raw_ops (as TensorFlow has tf.raw_ops), not gg. sum_to and prod_others serve the engine.
@@ -97,5 +99,5 @@ if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_t
         "batch_norm", "nll_loss", "binary_cross_entropy", "huber", "smooth_l1", "kl_div", "cosine_similarity",
         "scatter", "scatter_add", "index_add", "scatter_reduce", "one_hot", "masked_fill",
         "segment_sum", "segment_mean", "segment_max", "segment_min", "topk", "cummax", "cummin", "logcumsumexp",
-        "unique", "bincount", "meshgrid"
+        "unique", "bincount", "meshgrid", "masked_softmax"
     ]

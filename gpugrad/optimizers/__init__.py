@@ -23,9 +23,9 @@ from .clipping import clip_by_global_norm, clip_by_norm, global_norm
 from .loss_scale import LossScaleOptimizer
 from .optimizer import Optimizer
 from .rmsprop import RMSProp
-from .schedules import CosineDecay, ExponentialDecay, LearningRateSchedule, StepDecay
+from .schedules import CosineDecay, ExponentialDecay, LearningRateSchedule, LinearDecay, OneCycle, StepDecay, Warmup
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSProp", "AdaGrad", "schedules", "LearningRateSchedule",
            "StepDecay", "ExponentialDecay", "CosineDecay", "clip_by_global_norm", "clip_by_norm", "global_norm",
-           "LossScaleOptimizer"]
+           "LossScaleOptimizer", "LinearDecay", "Warmup", "OneCycle"]

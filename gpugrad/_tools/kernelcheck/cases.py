@@ -124,6 +124,18 @@ class OpReference:
 _cpu_op = OpReference
 
 
+class LeadingArraysReference(OpReference):
+    """The reference of a kernel that also takes raw copies of the op's inputs (to read whole rows): the op
+    gets the first ``n_op`` arrays (masked_softmax_grad's kernel takes y, dy, then y and dy again as rows)."""
+
+    def __init__(self, name, n_op, **options):
+        super().__init__(name, **options)
+        self.n_op = n_op
+
+    def on(self, device, arrays, params):
+        return super().on(device, arrays[:self.n_op], params)
+
+
 # ---------------------------------------------------------------- the cases
 
 
@@ -141,6 +153,52 @@ def _softmax_ce_unfused(xp, arrays, params):
     dx = probs * dy[:, None]
     dx[xp.arange(dx.shape[0]), labels] -= dy
     return (dx,)
+
+
+def _masked_softmax_draw(xp, rs, n, dtype, columns=64):
+    """Scores with a quarter of the entries masked out, a few -inf, one row masked whole; the mask is given
+    at the scores' shape (the op broadcasts it there), the scores again as rows."""
+    rows = max(1, n // columns)
+    x = (rs.standard_normal((rows, columns)) * 3.0).astype(dtype)
+    x[1, :3] = -np.inf
+    keep = rs.random_sample((rows, columns)) < 0.75
+    keep[0] = False
+    return [x, keep, x], {"C": columns}
+
+
+def _masked_softmax_unfused(xp, arrays, params):
+    x, keep = arrays[0], arrays[1]
+    masked = xp.where(keep, x, -np.inf)
+    shift = masked.max(axis=-1, keepdims=True)
+    e = xp.exp(masked - xp.where(xp.isfinite(shift), shift, 0))
+    total = e.sum(axis=-1, keepdims=True)
+    return (e / xp.where(total == 0, 1, total),)
+
+
+def _masked_softmax_grad_draw(xp, rs, n, dtype, columns=64):
+    """Rows of a masked softmax's output (about a quarter of the entries masked to 0, one row all masked)
+    and an upstream gradient; the kernel reads both as elements and again as rows."""
+    rows = max(1, n // columns)
+    logits = rs.standard_normal((rows, columns)) * 3.0
+    keep = rs.random_sample((rows, columns)) < 0.75
+    keep[0] = False
+    e = xp.where(keep, xp.exp(logits - logits.max(axis=-1, keepdims=True)), 0.0)
+    total = e.sum(axis=-1, keepdims=True)
+    y = (e / xp.where(total == 0, 1.0, total)).astype(dtype)
+    dy = _dy(xp, rs, rows * columns, dtype).reshape(rows, columns)
+    return [y, dy, y, dy], {"C": columns}
+
+
+def _masked_softmax_grad_unfused(xp, arrays, params):
+    y, dy = arrays[0], arrays[1]
+    yd = y * dy
+    return (yd - y * yd.sum(axis=-1, keepdims=True),)
+
+
+def _masked_softmax_grad_scale(arrays, params):
+    """The size of the terms: |y dy| + |y| sum |y dy| (the kernel sums its row in another order than NumPy)."""
+    y, dy = (np.abs(a.astype(np.float64)) for a in arrays[:2])
+    return y * dy + y * (y * dy).sum(axis=-1, keepdims=True)
 
 
 def _sgd_draw(nesterov):
@@ -223,6 +281,12 @@ def _hot_case(h):
 _CASES = [_hot_case(h) for h in HOT_GRADIENTS.values()] + [
     _case("softmax_cross_entropy_grad", _softmax_ce_draw, _cpu_op("softmax_cross_entropy_grad", kernel_only=("C",)),
           _softmax_ce_unfused, 4),
+    _case("masked_softmax", _masked_softmax_draw, LeadingArraysReference("masked_softmax", 2, kernel_only=("C",)),
+          _masked_softmax_unfused, 7, ulps={"float32": 8, "float64": 8, "float16": 1}),
+    _case("masked_softmax_grad", _masked_softmax_grad_draw, LeadingArraysReference("masked_softmax_grad", 2,
+                                                                                 kernel_only=("C",)),
+          _masked_softmax_grad_unfused, 4, ulps={"float32": 8, "float64": 8, "float16": 1},
+          scale=_masked_softmax_grad_scale),
     _case("sgd_momentum_update", _sgd_draw(False), _sgd_reference, _sgd_unfused, 6, in_place=True,
           variants=({}, {"nesterov": True})),
     _case("adam_update", _adam_draw, _adam_reference, _adam_unfused, 13, in_place=True,
