@@ -18,6 +18,7 @@ from .module import Module
 
 if TYPE_CHECKING:
     from .._typing import DeviceLike, DTypeLike, TensorLike
+    from ..random import Generator
     from .init import Seed
 
 __all__ = ["scaled_dot_product_attention", "MultiHeadAttention"]
@@ -38,7 +39,7 @@ def _causal_mask(length, source, device):
 
 def scaled_dot_product_attention(q: TensorLike, k: TensorLike, v: TensorLike, mask: TensorLike | None = None,
                                  is_causal: bool = False, dropout_rate: float = 0.0,
-                                 scale: float | None = None, seed: Seed = None) -> Tensor:
+                                 scale: float | None = None, seed: int | Generator | None = None) -> Tensor:
     """Attention ``softmax(q @ k^T * scale + mask) @ v``, as PyTorch's
     ``torch.nn.functional.scaled_dot_product_attention``.
 

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 
 @declare.root(declare.HOST, effects="draws its mask from the generator")
-def dropout(x: TensorLike, rate: float, training: bool = True, seed: int | None = None) -> Tensor:
+def dropout(x: TensorLike, rate: float, training: bool = True, seed: int | _random.Generator | None = None) -> Tensor:
     """Zero each element of ``x`` with probability ``rate``, scaling the rest by ``1 / (1 - rate)``.
 
     Inverted dropout: the expected value is unchanged, and in evaluation

@@ -239,11 +239,11 @@ class OneCycle(LearningRateSchedule):
         final = initial / self.final_div_factor
         up_end = float(self.pct_start * self.total_steps) - 1.0
         down_end = float(self.total_steps - 1)
-        step = min(step, down_end)
-        if step <= up_end:  # as PyTorch: each phase's fraction from the previous phase's end step
-            return self._anneal(initial, self.max_learning_rate, step / up_end if up_end > 0 else 1.0)
+        at = min(float(step), down_end)
+        if at <= up_end:  # as PyTorch: each phase's fraction from the previous phase's end step
+            return self._anneal(initial, self.max_learning_rate, at / up_end if up_end > 0 else 1.0)
         span = down_end - up_end
-        return self._anneal(self.max_learning_rate, final, (step - up_end) / span if span > 0 else 1.0)
+        return self._anneal(self.max_learning_rate, final, (at - up_end) / span if span > 0 else 1.0)
 
     def get_config(self) -> dict[str, Any]:
         return {"max_learning_rate": self.max_learning_rate, "total_steps": self.total_steps,
