@@ -1,0 +1,110 @@
+"""Convolution, pooling, padding and resizing against PyTorch's values and gradients.
+
+PyTorch is a test-only oracle (torch.nn.functional), absent from the project's environment:
+each test skips with that reason where it is not installed. Every case compares the forward
+value and the gradients of ``sum(out * g)`` (a random ``g``) with respect to every float input.
+"""
+import numpy as np
+import pytest
+
+import gpugrad as gg
+
+torch = pytest.importorskip("torch", reason="PyTorch is the oracle of these tests (a test-only dependency)")
+F = torch.nn.functional
+
+
+def _compare(gg_fn, torch_fn, arrays, rtol=1e-9, atol=1e-9, seed=0):
+    """``gg_fn`` and ``torch_fn`` on the same float64 ``arrays``: equal values and input gradients."""
+    xs = [gg.tensor(a) for a in arrays]
+    ts = [torch.tensor(a, requires_grad=True) for a in arrays]
+    with gg.GradientTape() as tape:
+        tape.watch(xs)
+        y = gg_fn(*xs)
+    expected = torch_fn(*ts)
+    assert y.shape == tuple(expected.shape)
+    np.testing.assert_allclose(y.numpy(), expected.detach().numpy(), rtol=rtol, atol=atol)
+    g = np.random.default_rng(seed).standard_normal(y.shape)
+    grads = tape.gradient(y, xs, output_gradients=gg.tensor(g))
+    torch_grads = torch.autograd.grad(expected, ts, torch.tensor(g), allow_unused=True)
+    for ours, theirs in zip(grads, torch_grads):
+        theirs = np.zeros_like(ours.numpy()) if theirs is None else theirs.numpy()
+        np.testing.assert_allclose(ours.numpy(), theirs, rtol=rtol, atol=atol)
+
+
+def _rand(*shape, seed=0):
+    return np.random.default_rng(seed + len(shape) + sum(shape)).standard_normal(shape)
+
+
+# ---------------------------------------------------------------- convolutions
+
+CONV1D_CASES = [
+    dict(),
+    dict(stride=2, padding=1),
+    dict(padding="same", dilation=2),
+    dict(padding="same"),  # even kernel below: the odd pixel pads after
+    dict(padding="valid", groups=2),
+    dict(stride=3, padding=2, dilation=2, groups=2),
+]
+
+
+@pytest.mark.parametrize("kwargs", CONV1D_CASES, ids=str)
+def test_conv1d(kwargs):
+    k = 4 if kwargs == dict(padding="same") else 3
+    arrays = [_rand(2, 4, 11), _rand(6, 4 // kwargs.get("groups", 1), k), _rand(6)]
+    _compare(lambda x, w, b: gg.conv1d(x, w, b, **kwargs), lambda x, w, b: F.conv1d(x, w, b, **kwargs), arrays)
+
+
+@pytest.mark.parametrize("kwargs", [dict(padding="same", dilation=(2, 1)), dict(padding="valid", groups=3),
+                                    dict(padding="same", groups=3, dilation=2)], ids=str)
+def test_conv2d_padding_strings_dilation_groups(kwargs):
+    arrays = [_rand(2, 6, 7, 8), _rand(3, 6 // kwargs.get("groups", 1), 3, 2), _rand(3)]
+    _compare(lambda x, w, b: gg.conv2d(x, w, b, **kwargs), lambda x, w, b: F.conv2d(x, w, b, **kwargs), arrays)
+
+
+CONV_T2D_CASES = [
+    dict(),
+    dict(stride=2),
+    dict(stride=2, padding=1, output_padding=1),
+    dict(stride=(2, 3), padding=(1, 0), output_padding=(1, 2)),
+    dict(stride=2, padding=0, output_padding=1),  # output padding past the padding: zero rows appended
+    dict(stride=1, padding=1, output_padding=1, dilation=2),  # output padding below the dilation
+    dict(stride=2, padding=2, groups=2, dilation=(1, 2)),
+]
+
+
+@pytest.mark.parametrize("kwargs", CONV_T2D_CASES, ids=str)
+def test_conv_transpose2d(kwargs):
+    g = kwargs.get("groups", 1)
+    arrays = [_rand(2, 4, 4, 5), _rand(4, 6 // g, 3, 3), _rand(6)]
+    _compare(lambda x, w, b: gg.conv_transpose2d(x, w, b, **kwargs),
+             lambda x, w, b: F.conv_transpose2d(x, w, b, **kwargs), arrays)
+
+
+@pytest.mark.parametrize("kwargs", [dict(), dict(stride=3, padding=1, output_padding=2),
+                                    dict(stride=2, groups=2, dilation=3, output_padding=2)], ids=str)
+def test_conv_transpose1d(kwargs):
+    g = kwargs.get("groups", 1)
+    arrays = [_rand(3, 4, 6), _rand(4, 2 // g, 3), _rand(2)]
+    _compare(lambda x, w, b: gg.conv_transpose1d(x, w, b, **kwargs),
+             lambda x, w, b: F.conv_transpose1d(x, w, b, **kwargs), arrays)
+
+
+def test_conv_transpose2d_second_order():
+    """The gradient of a gradient (d/dw of the input gradient's norm) matches PyTorch's double backward."""
+    x, w = _rand(1, 2, 3, 3), _rand(2, 3, 2, 2)
+    kwargs = dict(stride=2, padding=1, output_padding=1)
+    xs = [gg.tensor(x), gg.tensor(w)]
+    with gg.GradientTape() as outer:
+        outer.watch(xs)
+        with gg.GradientTape() as inner:
+            inner.watch(xs)
+            y = gg.sum(gg.square(gg.conv_transpose2d(*xs, **kwargs)))
+        dx = inner.gradient(y, xs[0])
+        z = gg.sum(dx * dx)
+    ours = outer.gradient(z, xs)
+    ts = [torch.tensor(a, requires_grad=True) for a in (x, w)]
+    ty = (F.conv_transpose2d(*ts, **kwargs) ** 2).sum()
+    (tdx,) = torch.autograd.grad(ty, ts[0], create_graph=True)
+    theirs = torch.autograd.grad((tdx * tdx).sum(), ts)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-9, atol=1e-9)
