@@ -108,3 +108,19 @@ def test_conv_transpose2d_second_order():
     theirs = torch.autograd.grad((tdx * tdx).sum(), ts)
     for a, b in zip(ours, theirs):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-9, atol=1e-9)
+
+
+# ---------------------------------------------------------------- padding
+
+PAD_CASES = [((1, 2), "constant", 0.0), ((2, 0, 1, 3), "constant", -1.5), ((1, -2, -1, 2), "constant", 2.0),
+             ((2, 1), "reflect", None), ((1, 2, 2, 1), "reflect", None), ((3, 0, 0, 2), "replicate", None),
+             ((1, 1, 2, 2), "circular", None), ((4, 3, 1, 0), "circular", None)]
+
+
+@pytest.mark.parametrize("widths, mode, value", PAD_CASES, ids=str)
+def test_functional_pad(widths, mode, value):
+    F_gg = gg.nn.functional
+    kwargs = {} if value is None else dict(value=value)
+    shape = (2, 3, 4, 5) if mode == "constant" else (2, 3, 4, 5)[:2 + len(widths) // 2]  # PyTorch's (N, C, ...)
+    _compare(lambda x: F_gg.pad(x, widths, mode=mode, **kwargs), lambda x: F.pad(x, widths, mode=mode, **kwargs),
+             [_rand(*shape)])

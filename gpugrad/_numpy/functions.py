@@ -407,7 +407,7 @@ FUNCTIONS = {
     _np("flatnonzero"): _flatnonzero,
     # indexing
     _np("take"): Call(g.take, mode=only("raise")), _np("take_along_axis"): Call(g.take_along_axis),
-    _np("pad"): Call(g.pad, mode=only("constant"), constant_values=only(0, 0.0)),
+    _np("pad"): Call(g.pad),  # mode and constant_values pass through; the modes gg.pad lacks raise there
     # elementwise functions that are not ufuncs
     _np("where"): Call(g.where, condition="cond"), _np("clip"): _clip,
     _np("round"): Call(g.round), _np("around"): Call(g.round), _np("nan_to_num"): Call(g.nan_to_num, copy=DROP),

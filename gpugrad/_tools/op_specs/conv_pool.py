@@ -23,3 +23,12 @@ SPECS = [
                                                                              output_padding=2)),
            [(2, 2, 3), (2, 1, 3)], label="conv_transpose1d_squared"),
 ]
+SPECS += [
+    OpSpec("Pad", lambda x: gg.square(gg.pad(x, ((1, 0), (2, 1)), constant_values=-0.5)), [(2, 3)],
+           label="value_squared"),
+    OpSpec("Gather", lambda x: gg.square(gg.pad(x, ((2, 1), (1, 2)), mode="reflect")), [(3, 3)], label="pad_reflect"),
+    OpSpec("Gather", lambda x: gg.nn.functional.pad(x, (2, 1, 0, 3), mode="replicate"), [(1, 2, 3)],
+           label="pad_replicate"),
+    OpSpec("Gather", lambda x: gg.square(gg.nn.functional.pad(x, (3, 1), mode="circular")), [(2, 3)],
+           label="pad_circular_squared"),
+]
