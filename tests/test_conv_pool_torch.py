@@ -124,3 +124,76 @@ def test_functional_pad(widths, mode, value):
     shape = (2, 3, 4, 5) if mode == "constant" else (2, 3, 4, 5)[:2 + len(widths) // 2]  # PyTorch's (N, C, ...)
     _compare(lambda x: F_gg.pad(x, widths, mode=mode, **kwargs), lambda x: F.pad(x, widths, mode=mode, **kwargs),
              [_rand(*shape)])
+
+
+# ---------------------------------------------------------------- pooling
+
+def _distinct(*shape, seed=0):
+    """Values far apart (no ties, so max pooling is differentiable and its indices are unique)."""
+    values = np.random.default_rng(seed).permutation(int(np.prod(shape))).reshape(shape) * 0.1
+    return values - values.mean()
+
+
+MAX_POOL_CASES = [
+    dict(kernel_size=2),
+    dict(kernel_size=3, stride=2, padding=1),
+    dict(kernel_size=3, stride=2, ceil_mode=True),
+    dict(kernel_size=(2, 3), stride=(3, 2), padding=(1, 1), ceil_mode=True),
+    dict(kernel_size=2, stride=1, dilation=2),
+    dict(kernel_size=3, stride=2, padding=1, dilation=2, ceil_mode=True),
+    dict(kernel_size=(3, 2), stride=(1, 3), padding=1, dilation=(3, 2), ceil_mode=True),
+]
+
+
+@pytest.mark.parametrize("kwargs", MAX_POOL_CASES, ids=str)
+def test_max_pool2d(kwargs):
+    _compare(lambda x: gg.max_pool2d(x, **kwargs), lambda x: F.max_pool2d(x, **kwargs), [_distinct(2, 3, 7, 8)])
+    ours = gg.max_pool2d(gg.tensor(_distinct(2, 3, 7, 8)), return_indices=True, **kwargs)[1]
+    theirs = F.max_pool2d(torch.tensor(_distinct(2, 3, 7, 8)), return_indices=True, **kwargs)[1]
+    assert ours.dtype == np.int64
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+AVG_POOL_CASES = [
+    dict(kernel_size=2),
+    dict(kernel_size=3, stride=2, padding=1),
+    dict(kernel_size=3, stride=2, padding=1, count_include_pad=False),
+    dict(kernel_size=3, stride=2, ceil_mode=True),
+    dict(kernel_size=(3, 2), stride=(2, 3), padding=(1, 1), ceil_mode=True),
+    dict(kernel_size=(3, 2), stride=(2, 3), padding=(1, 1), ceil_mode=True, count_include_pad=False),
+    dict(kernel_size=2, stride=1, padding=1, divisor_override=3),
+]
+
+
+@pytest.mark.parametrize("kwargs", AVG_POOL_CASES, ids=str)
+def test_avg_pool2d(kwargs):
+    _compare(lambda x: gg.avg_pool2d(x, **kwargs), lambda x: F.avg_pool2d(x, **kwargs), [_rand(2, 3, 7, 8)])
+
+
+@pytest.mark.parametrize("kwargs", [dict(kernel_size=2),
+                                    dict(kernel_size=3, stride=2, padding=1, output_size=(8, 6)),
+                                    dict(kernel_size=(3, 2), stride=(2, 1), padding=1, output_size=(8, 6))],
+                         ids=str)
+def test_max_unpool2d(kwargs):
+    kwargs = dict(kwargs)
+    size = kwargs.pop("output_size", None)
+    x = torch.tensor(_distinct(2, 3, 8, 6))
+    pooled, idx = F.max_pool2d(x, return_indices=True, **kwargs)
+    _compare(lambda p: gg.max_unpool2d(p, gg.tensor(idx.numpy()), output_size=size, **kwargs),
+             lambda p: F.max_unpool2d(p, idx, output_size=size, **kwargs), [pooled.detach().numpy()])
+
+
+@pytest.mark.parametrize("kwargs", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True),
+                                    dict(kernel_size=2, stride=1, dilation=3)], ids=str)
+def test_max_pool1d(kwargs):
+    _compare(lambda x: gg.max_pool1d(x, **kwargs), lambda x: F.max_pool1d(x, **kwargs), [_distinct(2, 3, 11)])
+    ours = gg.max_pool1d(gg.tensor(_distinct(2, 3, 11)), return_indices=True, **kwargs)[1]
+    theirs = F.max_pool1d(torch.tensor(_distinct(2, 3, 11)), return_indices=True, **kwargs)[1]
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("kwargs", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True),
+                                    dict(kernel_size=4, stride=3, padding=2, ceil_mode=True,
+                                         count_include_pad=False)], ids=str)
+def test_avg_pool1d(kwargs):
+    _compare(lambda x: gg.avg_pool1d(x, **kwargs), lambda x: F.avg_pool1d(x, **kwargs), [_rand(2, 3, 11)])

@@ -31,6 +31,8 @@ NAMES = (
     "softmax", "log_softmax", "logsumexp", "softmax_cross_entropy", "sigmoid_cross_entropy", "mse",
     # layers' ops
     "matmul", "dense", "conv2d", "max_pool2d", "avg_pool2d", "dropout", "embedding", "layer_norm", "batch_norm",
+    # convolution and pooling
+    "conv1d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "avg_pool1d", "max_unpool2d",
 )
 
 __all__ = [name for name in NAMES if hasattr(_ops, name)]
@@ -60,41 +62,43 @@ def pad(x: TensorLike, pad: Sequence[int], mode: str = "constant", value: float 
         >>> F.pad(x, (0, 0, 1, 0)).shape
         (1, 2, 3)
     """
-    x = _ensure_tensor(x)
+    t = _ensure_tensor(x)
     if mode not in _TORCH_PAD_MODES:
         raise ValueError(f"pad: mode is one of {tuple(_TORCH_PAD_MODES)}, not {mode!r}")
-    if not isinstance(pad, (tuple, list)) or len(pad) % 2 or len(pad) // 2 > x.ndim or any(
+    if not isinstance(pad, (tuple, list)) or len(pad) % 2 or len(pad) // 2 > t.ndim or any(
             isinstance(w, bool) or not isinstance(w, (int, _np.integer)) for w in pad):
-        raise ValueError(f"pad: pad is an even number (at most 2 * ndim = {2 * x.ndim}) of ints, last axis "
+        raise ValueError(f"pad: pad is an even number (at most 2 * ndim = {2 * t.ndim}) of ints, last axis "
                          f"first, not {pad!r}")
     if mode != "constant" and value:
         raise ValueError(f"pad: mode={mode!r} takes no value (got {value!r})")
     pairs = [(int(pad[2 * i]), int(pad[2 * i + 1])) for i in range(len(pad) // 2)][::-1]
-    pairs = [(0, 0)] * (x.ndim - len(pairs)) + pairs
-    for (before, after), n in zip(pairs, x.shape):
+    pairs = [(0, 0)] * (t.ndim - len(pairs)) + pairs
+    for (before, after), n in zip(pairs, t.shape):
         widest = max(before, after)
         if mode != "constant" and min(before, after) < 0:
             raise ValueError(f"pad: mode={mode!r} takes no negative width, got {pad!r}")
         if (mode == "reflect" and widest >= n) or (mode in ("replicate", "circular") and widest > 0 and (
                 n == 0 or (mode == "circular" and widest > n))):
-            raise ValueError(f"pad: widths {pad!r} too large for mode={mode!r} and x of shape {x.shape} "
+            raise ValueError(f"pad: widths {pad!r} too large for mode={mode!r} and x of shape {t.shape} "
                              f"(reflect: each below the axis's length; circular: at most it)")
     if any(b < 0 or a < 0 for b, a in pairs):  # constant mode: a negative width crops
-        x = _ops.getitem(x, tuple(slice(max(-b, 0), n - max(-a, 0)) for (b, a), n in zip(pairs, x.shape)))
+        t = _ops.getitem(t, tuple(slice(max(-b, 0), n - max(-a, 0)) for (b, a), n in zip(pairs, t.shape)))
         pairs = [(max(b, 0), max(a, 0)) for b, a in pairs]
     if mode == "constant":
-        return _ops.pad(x, pairs, constant_values=0.0 if value is None else value)
-    return _ops.pad(x, pairs, mode=_TORCH_PAD_MODES[mode])
+        return _ops.pad(t, pairs, constant_values=0.0 if value is None else value)
+    return _ops.pad(t, pairs, mode=_TORCH_PAD_MODES[mode])
 
 
 __all__.append("pad")
 
 if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
-    from ..ops import (avg_pool2d, batch_norm, conv2d, dense, dropout, elu, embedding, gelu, layer_norm,
-                       leaky_relu, log_softmax, logsumexp, matmul, max_pool2d, mse, relu, sigmoid,
-                       sigmoid_cross_entropy, softmax, softmax_cross_entropy, softplus, tanh)
+    from ..ops import (avg_pool1d, avg_pool2d, batch_norm, conv1d, conv2d, conv_transpose1d, conv_transpose2d,
+                       dense, dropout, elu, embedding, gelu, layer_norm, leaky_relu, log_softmax, logsumexp, matmul,
+                       max_pool1d, max_pool2d, max_unpool2d, mse, relu, sigmoid, sigmoid_cross_entropy, softmax,
+                       softmax_cross_entropy, softplus, tanh)
     __all__ = [
         "relu", "leaky_relu", "elu", "gelu", "sigmoid", "tanh", "softplus", "softmax", "log_softmax", "logsumexp",
         "softmax_cross_entropy", "sigmoid_cross_entropy", "mse", "matmul", "dense", "conv2d", "max_pool2d",
-        "avg_pool2d", "dropout", "embedding", "layer_norm", "batch_norm", "pad"
+        "avg_pool2d", "dropout", "embedding", "layer_norm", "batch_norm", "conv1d", "conv_transpose1d",
+        "conv_transpose2d", "max_pool1d", "avg_pool1d", "max_unpool2d", "pad"
     ]

@@ -71,6 +71,7 @@ if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_t
         "quantile", "percentile", "ptp", "average", "all", "any", "count_nonzero", "getitem", "take", "gather", "pad",
         "matmul", "einsum", "tensordot", "diagonal", "trace", "diag", "tril", "triu", "outer", "inner", "dot", "vdot",
         "kron", "cross", "softmax", "log_softmax", "softmax_cross_entropy", "sigmoid_cross_entropy", "mse", "identity",
-        "stop_gradient", "cast", "dense", "conv2d", "conv1d", "conv_transpose2d", "conv_transpose1d", "max_pool2d", "avg_pool2d", "dropout", "embedding", "layer_norm",
+        "stop_gradient", "cast", "dense", "conv2d", "conv1d", "conv_transpose2d", "conv_transpose1d", "max_pool2d", "avg_pool2d",
+        "max_unpool2d", "max_pool1d", "avg_pool1d", "dropout", "embedding", "layer_norm",
         "batch_norm"
     ]

@@ -3,9 +3,12 @@ convolutions (conv2d's input gradient), pooling options, unpooling, padding mode
 
 Shapes are small: every input element costs two forward passes in the numerical check.
 """
+import numpy as np
+
 import gpugrad as gg
 
 from . import OpSpec
+from .nn import distinct
 
 SPECS = [
     OpSpec("Conv2D", lambda x, w, b: gg.conv1d(x, w, b, stride=2, padding=1, dilation=2, groups=2),
@@ -31,4 +34,33 @@ SPECS += [
            label="pad_replicate"),
     OpSpec("Gather", lambda x: gg.square(gg.nn.functional.pad(x, (3, 1), mode="circular")), [(2, 3)],
            label="pad_circular_squared"),
+]
+
+
+def _unpool(x):
+    """max_unpool2d of ``x`` (2, 2, 3, 3) at the maxima of a fixed input's 2x2 windows (disjoint windows:
+    with overlapping ones two values may land on one position, and only the last one counts)."""
+    source = gg.tensor(distinct((2, 2, 7, 6))(np.random.default_rng(3))[0], device=x.device)
+    _, idx = gg.max_pool2d(source, 2, return_indices=True)
+    return gg.square(gg.max_unpool2d(x, idx, 2, output_size=(7, 6)))
+
+
+SPECS += [
+    OpSpec("MaxPool2D", lambda x: gg.square(gg.max_pool2d(x, 3, stride=2, padding=1, dilation=(1, 2),
+                                                          ceil_mode=True)),
+           [(1, 2, 6, 7)], draw=distinct((1, 2, 6, 7)), label="dilated_ceil"),
+    OpSpec("MaxPool2DGrad", lambda dy: gg.square(gg.raw_ops.max_pool2d_grad(
+        gg.tensor(distinct((1, 2, 6, 7))(np.random.default_rng(5))[0], device=dy.device), dy, 3, stride=2,
+        padding=1, dilation=(1, 2), ceil_mode=True)), [(1, 2, 4, 3)], label="dilated_ceil"),
+    OpSpec("AvgPool2D", lambda x: gg.square(gg.avg_pool2d(x, (3, 2), stride=2, padding=1, ceil_mode=True,
+                                                          count_include_pad=False)),
+           [(1, 2, 6, 5)], label="ceil_exclude_pad"),
+    OpSpec("AvgPool2DGrad", lambda dy: gg.square(gg.raw_ops.avg_pool2d_grad(
+        dy, (1, 2, 6, 5), (3, 2), stride=2, padding=1, ceil_mode=True, count_include_pad=False)),
+        [(1, 2, 4, 3)], label="ceil_exclude_pad"),
+    OpSpec("MaxPool2D", lambda x: gg.max_pool1d(x, 3, stride=2, padding=1, ceil_mode=True), [(2, 2, 6)],
+           draw=distinct((2, 2, 6)), label="max_pool1d"),
+    OpSpec("AvgPool2D", lambda x: gg.avg_pool1d(x, 3, stride=2, padding=1, count_include_pad=False),
+           [(2, 2, 6)], label="avg_pool1d"),
+    OpSpec("MaxUnpool2D", _unpool, [(2, 2, 3, 3)]),
 ]
