@@ -197,3 +197,35 @@ def test_max_pool1d(kwargs):
                                          count_include_pad=False)], ids=str)
 def test_avg_pool1d(kwargs):
     _compare(lambda x: gg.avg_pool1d(x, **kwargs), lambda x: F.avg_pool1d(x, **kwargs), [_rand(2, 3, 11)])
+
+
+# ---------------------------------------------------------------- resizing
+
+@pytest.mark.parametrize("size", [1, (2, 3), (3, 5), (7, 8), (None, 4)], ids=str)
+def test_adaptive_avg_pool2d(size):
+    _compare(lambda x: gg.adaptive_avg_pool2d(x, size), lambda x: F.adaptive_avg_pool2d(x, size),
+             [_rand(2, 3, 7, 8)])
+
+
+def test_adaptive_avg_pool1d():
+    _compare(lambda x: gg.adaptive_avg_pool1d(x, 4), lambda x: F.adaptive_avg_pool1d(x, 4), [_rand(2, 3, 7)])
+
+
+INTERPOLATE_CASES = [
+    dict(size=(9, 5)), dict(scale_factor=2), dict(scale_factor=(1.7, 0.6)), dict(size=(3, 11), mode="nearest-exact"),
+    dict(size=(9, 5), mode="bilinear"), dict(size=(9, 5), mode="bilinear", align_corners=True),
+    dict(scale_factor=(2.5, 0.5), mode="bilinear"), dict(scale_factor=(1.5, 3), mode="bilinear", align_corners=True),
+    dict(scale_factor=1.3, mode="bilinear", recompute_scale_factor=True), dict(size=(2, 1), mode="bilinear"),
+    dict(size=(1, 1), mode="bilinear", align_corners=True),
+]
+
+
+@pytest.mark.parametrize("kwargs", INTERPOLATE_CASES, ids=str)
+def test_interpolate_2d(kwargs):
+    _compare(lambda x: gg.interpolate(x, **kwargs), lambda x: F.interpolate(x, **kwargs), [_rand(2, 3, 4, 6)])
+
+
+@pytest.mark.parametrize("kwargs", [dict(size=9, mode="linear"), dict(scale_factor=0.7, mode="linear"),
+                                    dict(size=9, mode="linear", align_corners=True), dict(scale_factor=3)], ids=str)
+def test_interpolate_1d(kwargs):
+    _compare(lambda x: gg.interpolate(x, **kwargs), lambda x: F.interpolate(x, **kwargs), [_rand(2, 3, 6)])

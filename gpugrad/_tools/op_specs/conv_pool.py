@@ -64,3 +64,14 @@ SPECS += [
            [(2, 2, 6)], label="avg_pool1d"),
     OpSpec("MaxUnpool2D", _unpool, [(2, 2, 3, 3)]),
 ]
+
+SPECS += [
+    OpSpec("MatMul", lambda x: gg.square(gg.adaptive_avg_pool2d(x, (2, 3))), [(1, 2, 5, 4)],
+           label="adaptive_avg_pool2d"),
+    OpSpec("MatMul", lambda x: gg.square(gg.interpolate(x, size=(5, 3), mode="bilinear")), [(1, 2, 3, 4)],
+           label="interpolate_bilinear"),
+    OpSpec("MatMul", lambda x: gg.square(gg.interpolate(x, scale_factor=2.5, mode="linear", align_corners=True)),
+           [(2, 1, 3)], label="interpolate_linear_align_corners"),
+    OpSpec("Gather", lambda x: gg.square(gg.interpolate(x, scale_factor=(2, 0.5))), [(1, 2, 2, 4)],
+           label="interpolate_nearest"),
+]
