@@ -229,3 +229,46 @@ def test_interpolate_2d(kwargs):
                                     dict(size=9, mode="linear", align_corners=True), dict(scale_factor=3)], ids=str)
 def test_interpolate_1d(kwargs):
     _compare(lambda x: gg.interpolate(x, **kwargs), lambda x: F.interpolate(x, **kwargs), [_rand(2, 3, 6)])
+
+
+# ---------------------------------------------------------------- normalization and layers
+
+@pytest.mark.parametrize("groups, shape", [(2, (2, 4, 5)), (1, (3, 6, 2, 3)), (6, (2, 6, 4, 1))], ids=str)
+def test_group_norm(groups, shape):
+    c = shape[1]
+    _compare(lambda x, w, b: gg.group_norm(x, groups, w, b, eps=1e-3),
+             lambda x, w, b: F.group_norm(x, groups, w, b, eps=1e-3), [_rand(*shape), _rand(c), _rand(c, seed=1)],
+             rtol=1e-7)
+
+
+def _same_weights(ours, theirs):
+    """Copy our layer's kernel and bias into PyTorch's layer of the same layout."""
+    with torch.no_grad():
+        theirs.weight.copy_(torch.tensor(ours.kernel.numpy()))
+        theirs.bias.copy_(torch.tensor(ours.bias.numpy()))
+
+
+@pytest.mark.parametrize("make, make_torch, shape", [
+    (lambda: gg.nn.Conv1D(4, 6, 3, stride=2, padding=1, groups=2, dtype="float64", seed=0),
+     lambda: torch.nn.Conv1d(4, 6, 3, stride=2, padding=1, groups=2, dtype=torch.float64), (2, 4, 9)),
+    (lambda: gg.nn.ConvTranspose2D(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2, dtype="float64",
+                                   seed=0),
+     lambda: torch.nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2,
+                                      dtype=torch.float64), (2, 4, 5, 3)),
+    (lambda: gg.nn.ConvTranspose1D(3, 2, 4, stride=2, padding=1, dtype="float64", seed=0),
+     lambda: torch.nn.ConvTranspose1d(3, 2, 4, stride=2, padding=1, dtype=torch.float64), (2, 3, 7)),
+], ids=["Conv1D", "ConvTranspose2D", "ConvTranspose1D"])
+def test_conv_layers_match_pytorch_layers(make, make_torch, shape):
+    ours, theirs = make(), make_torch()
+    _same_weights(ours, theirs)
+    x = _rand(*shape)
+    np.testing.assert_allclose(ours(gg.tensor(x)).numpy(), theirs(torch.tensor(x)).detach().numpy(), atol=1e-12)
+
+
+def test_upsample_and_adaptive_pool_layers():
+    x = _rand(2, 3, 5, 4)
+    up = gg.nn.Upsample(scale_factor=2, mode="bilinear", align_corners=True)(gg.tensor(x))
+    expected = torch.nn.Upsample(scale_factor=2, mode="bilinear", align_corners=True)(torch.tensor(x))
+    np.testing.assert_allclose(up.numpy(), expected.numpy(), atol=1e-12)
+    pooled = gg.nn.AdaptiveAvgPool2D((2, 3))(gg.tensor(x))
+    np.testing.assert_allclose(pooled.numpy(), F.adaptive_avg_pool2d(torch.tensor(x), (2, 3)).numpy(), atol=1e-12)

@@ -26,7 +26,7 @@ PUBLIC = [
     'divide', 'dot', 'dropout', 'dstack', 'einsum', 'elu', 'embedding', 'erf', 'exp', 'exp2',
     'expand_dims', 'explain_gradient', 'expm1', 'eye', 'flip', 'fliplr', 'flipud', 'float16', 'float32',
     'float64', 'floor', 'fmax', 'fmin', 'fmod', 'from_dlpack', 'from_numpy', 'full', 'full_like', 'function',
-    'gather', 'gelu', 'get_device', 'get_num_threads', 'getitem', 'grad', 'gradient',
+    'gather', 'gelu', 'get_device', 'get_num_threads', 'getitem', 'grad', 'gradient', 'group_norm',
     'gradient_checker', 'hard_sigmoid', 'hard_tanh', 'hessian', 'hstack', 'hvp', 'hypot', 'identity',
     'inner', 'int32', 'interpolate', 'int64', 'isfinite', 'isinf', 'isnan', 'jacobian', 'jvp', 'kron', 'layer_norm',
     'leaky_relu', 'linalg', 'linspace', 'load', 'log', 'log10', 'log1p', 'log2', 'log_sigmoid',

@@ -33,7 +33,7 @@ NAMES = (
     "matmul", "dense", "conv2d", "max_pool2d", "avg_pool2d", "dropout", "embedding", "layer_norm", "batch_norm",
     # convolution and pooling
     "conv1d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "avg_pool1d", "max_unpool2d",
-    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "interpolate",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "interpolate", "group_norm",
 )
 
 __all__ = [name for name in NAMES if hasattr(_ops, name)]
@@ -93,7 +93,7 @@ def pad(x: TensorLike, pad: Sequence[int], mode: str = "constant", value: float 
 __all__.append("pad")
 
 if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
-    from ..ops import (adaptive_avg_pool1d, adaptive_avg_pool2d, interpolate, avg_pool1d, avg_pool2d, batch_norm, conv1d, conv2d, conv_transpose1d, conv_transpose2d,
+    from ..ops import (adaptive_avg_pool1d, adaptive_avg_pool2d, group_norm, interpolate, avg_pool1d, avg_pool2d, batch_norm, conv1d, conv2d, conv_transpose1d, conv_transpose2d,
                        dense, dropout, elu, embedding, gelu, layer_norm, leaky_relu, log_softmax, logsumexp, matmul,
                        max_pool1d, max_pool2d, max_unpool2d, mse, relu, sigmoid, sigmoid_cross_entropy, softmax,
                        softmax_cross_entropy, softplus, tanh)
@@ -102,5 +102,5 @@ if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_t
         "softmax_cross_entropy", "sigmoid_cross_entropy", "mse", "matmul", "dense", "conv2d", "max_pool2d",
         "avg_pool2d", "dropout", "embedding", "layer_norm", "batch_norm", "conv1d", "conv_transpose1d",
         "conv_transpose2d", "max_pool1d", "avg_pool1d", "max_unpool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
-        "interpolate", "pad"
+        "interpolate", "group_norm", "pad"
     ]

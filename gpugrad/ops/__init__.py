@@ -15,8 +15,8 @@ operators and methods on :class:`gpugrad.Tensor`.
 from typing import TYPE_CHECKING
 
 from . import (activations, arithmetic, control, conv, convolution, creation, cumulative, decompositions, dense_layer,
-               indexing, linalg, losses, math, nn_ops, ordering, pool, reductions, resize, shape, special, statistics,
-               structure, ufuncs)
+               group_normalization, indexing, linalg, losses, math, nn_ops, ordering, pool, reductions, resize, shape,
+               special, statistics, structure, ufuncs)
 from .activations import *  # noqa: F401,F403
 from .arithmetic import *  # noqa: F401,F403
 from .control import *  # noqa: F401,F403
@@ -26,6 +26,7 @@ from .creation import *  # noqa: F401,F403
 from .cumulative import *  # noqa: F401,F403
 from .decompositions import *  # noqa: F401,F403
 from .dense_layer import *  # noqa: F401,F403
+from .group_normalization import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .losses import *  # noqa: F401,F403
@@ -44,7 +45,7 @@ from . import methods as _methods
 
 _MODULES = (creation, arithmetic, math, ufuncs, activations, special, shape, ordering, reductions, cumulative,
             statistics, indexing, linalg, structure, decompositions, losses, control, dense_layer, conv, convolution, pool,
-            resize, nn_ops)
+            resize, group_normalization, nn_ops)
 _EVERY_OP = [name for module in _MODULES for name in module.__all__]
 # The fused gradient ops and the backward convolutions are op types gradient rules call; they
 # are gg.raw_ops (as TensorFlow has tf.raw_ops), not gg. sum_to and prod_others serve the engine.
@@ -74,6 +75,7 @@ if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_t
         "matmul", "einsum", "tensordot", "diagonal", "trace", "diag", "tril", "triu", "outer", "inner", "dot", "vdot",
         "kron", "cross", "softmax", "log_softmax", "softmax_cross_entropy", "sigmoid_cross_entropy", "mse", "identity",
         "stop_gradient", "cast", "dense", "conv2d", "conv1d", "conv_transpose2d", "conv_transpose1d", "max_pool2d", "avg_pool2d",
-        "max_unpool2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool1d", "interpolate", "dropout", "embedding", "layer_norm",
+        "max_unpool2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool1d", "interpolate",
+        "group_norm", "dropout", "embedding", "layer_norm",
         "batch_norm"
     ]

@@ -75,3 +75,7 @@ SPECS += [
     OpSpec("Gather", lambda x: gg.square(gg.interpolate(x, scale_factor=(2, 0.5))), [(1, 2, 2, 4)],
            label="interpolate_nearest"),
 ]
+
+SPECS += [
+    OpSpec("Var", lambda x, w, b: gg.group_norm(x, 2, w, b), [(2, 4, 3), (4,), (4,)], label="group_norm"),
+]
