@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from gpugrad.examples import digits_cnn, digits_mlp, linear_regression
+from gpugrad.examples import conv_autoencoder, digits_cnn, digits_mlp, linear_regression
 
 from .conftest import device_params
 
@@ -75,3 +75,12 @@ def test_examples_reject_bad_arguments(capsys):
     with pytest.raises(SystemExit) as exit_info:
         digits_mlp.main(["--epochs", "two"])
     assert exit_info.value.code == 2 and "--epochs" in capsys.readouterr().err
+
+
+def test_conv_autoencoder_two_epochs(capsys):
+    loss = conv_autoencoder.main(["--epochs", "2", "--device", "cpu"])
+    out = capsys.readouterr().out
+    epoch_losses = [float(v) for v in re.findall(r"epoch \d+/2: reconstruction loss ([0-9.]+)", out)]
+    baseline = float(re.search(r"mean image: ([0-9.]+)", out).group(1))
+    assert len(epoch_losses) == 2 and epoch_losses[1] < epoch_losses[0], out
+    assert loss < 0.6 * baseline, out  # it reconstructs, well below predicting the mean image
