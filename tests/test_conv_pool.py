@@ -55,3 +55,46 @@ def test_the_new_layers_replay_under_gg_function_to_the_same_bits():
     assert eager[0] == traced[0]
     for a, b in zip(eager[1], traced[1]):
         np.testing.assert_array_equal(a, b)
+
+
+def test_np_pad_with_a_constant_value_and_modes_dispatches_to_gg_pad():
+    x = np.arange(6.0).reshape(2, 3)
+    t = gg.tensor(x)
+    for kwargs in (dict(constant_values=2.5), dict(mode="reflect"), dict(mode="edge"), dict(mode="wrap")):
+        out = np.pad(t, ((1, 2), (2, 1)), **kwargs)
+        assert isinstance(out, gg.Tensor)
+        np.testing.assert_array_equal(out.numpy(), np.pad(x, ((1, 2), (2, 1)), **kwargs))
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: gg.conv_transpose2d(gg.ones((1, 2, 3, 3)), gg.ones((2, 1, 3, 3)), stride=2, output_padding=2),
+     ValueError, "ConvTranspose2D.*output_padding"),
+    (lambda: gg.conv_transpose2d(gg.ones((1, 2, 3, 3)), gg.ones((3, 1, 3, 3))), gg.ShapeError,
+     "ConvTranspose2D.*channels"),
+    (lambda: gg.conv_transpose2d(gg.ones((1, 2, 1, 1)), gg.ones((2, 1, 1, 1)), padding=1), gg.ShapeError,
+     "ConvTranspose2D.*empty output"),
+    (lambda: gg.conv1d(gg.ones((1, 2, 5)), gg.ones((2, 2, 3)), stride=2, padding="same"), ValueError,
+     "Conv1D.*stride 1"),
+    (lambda: gg.conv1d(gg.ones((1, 2, 5, 5)), gg.ones((2, 2, 3))), gg.ShapeError, "Conv1D.*(N, C, L)"),
+    (lambda: gg.max_pool2d(gg.ones((1, 1, 4, 4)), 2, padding=2), ValueError, "MaxPool2D.*half"),
+    (lambda: gg.avg_pool2d(gg.ones((1, 1, 4, 4)), 2, divisor_override=0), ValueError, "AvgPool2D.*divisor"),
+    (lambda: gg.max_unpool2d(gg.ones((1, 1, 2, 2)), np.array([[[[0, 1], [2, 9]]]]), 2, output_size=(2, 4)),
+     gg.IndexOutOfRangeError, r"MaxUnpool2D.*\[0, 8\)"),
+    (lambda: gg.max_unpool2d(gg.ones((1, 1, 2, 2)), np.zeros((1, 1, 2, 2)), 2), gg.ShapeError,
+     "MaxUnpool2D.*integer"),
+    (lambda: gg.interpolate(gg.ones((1, 1, 4, 4)), size=2, align_corners=True), ValueError,
+     "Interpolate.*align_corners"),
+    (lambda: gg.interpolate(gg.ones((1, 1, 4)), size=2, mode="bilinear"), gg.ShapeError, "Interpolate.*bilinear"),
+    (lambda: gg.interpolate(gg.ones((1, 1, 4)), size=2, scale_factor=2), ValueError, "Interpolate.*exactly one"),
+    (lambda: gg.adaptive_avg_pool2d(gg.ones((1, 1, 4, 4)), (2, 0)), ValueError, "AdaptiveAvgPool2D"),
+    (lambda: gg.group_norm(gg.ones((1, 6, 4)), 4), ValueError, "GroupNorm.*divid"),
+    (lambda: gg.pad(gg.ones(3), 1, mode="mean"), ValueError, "Pad.*mode"),
+    (lambda: gg.pad(gg.ones((0, 2)), 1, mode="wrap"), gg.ShapeError, "Pad.*empty axis"),
+    (lambda: gg.nn.functional.pad(gg.ones((1, 1, 3)), (3, 0), mode="reflect"), ValueError, "pad.*reflect"),
+    (lambda: gg.nn.functional.pad(gg.ones((1, 1, 3)), (4, 0), mode="circular"), ValueError, "pad.*circular"),
+    (lambda: gg.nn.functional.pad(gg.ones((1, 3)), (1, 0, 0)), ValueError, "pad.*even"),
+    (lambda: gg.nn.functional.pad(gg.ones((1, 3)), (-1, 0), mode="replicate"), ValueError, "pad.*negative"),
+], ids=lambda v: v if isinstance(v, str) else None)
+def test_bad_arguments_raise_an_error_naming_the_op(call, error, words):
+    with pytest.raises(error, match=words):
+        call()
