@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
+from .. import _device_checks
+from ..backend import CPU
+from ..errors import DeviceError, DTypeError, ShapeError
 from ..registry import NotDifferentiable, RegisterGradient
 from . import replay
 from .base import emit, public_ops, unary
@@ -424,14 +426,19 @@ def max_unpool2d(x: TensorLike, indices: TensorLike, kernel_size: int | tuple[in
             raise ShapeError(f"op {op_type!r}: output_size {output_size!r} does not end in a (H, W) pair >= 1")
     dev = x._device
     xp = dev.xp
+    if isinstance(indices, Tensor) and indices._device is not dev:
+        raise DeviceError(f"op {op_type!r} got indices on {indices.device!r} for x on {dev.name!r}; move one "
+                          f"with .to(device)")
     idx = indices._data if isinstance(indices, Tensor) else np.asarray(indices)
     if idx.dtype.kind not in "iu" or tuple(idx.shape) != x.shape:
         raise ShapeError(f"op {op_type!r} takes integer indices of x's shape {x.shape}, got "
                          f"{idx.dtype} of shape {tuple(idx.shape)}")
     plane = out_hw[0] * out_hw[1]
-    if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= plane):  # NOTE: a host read on a GPU
-        raise IndexOutOfRangeError(f"op {op_type!r}: indices must lie in [0, {plane}) for an output of (H, W) "
-                                   f"{out_hw}, got values from {int(idx.min())} to {int(idx.max())}")
+    if dev is not CPU and isinstance(idx, np.ndarray):
+        idx = xp.asarray(idx)
+    # at once on the CPU; on a GPU at the thread's next host read (no sync here)
+    _device_checks.check(idx, 0, plane, f"op {op_type!r}: index {{value}} is outside [0, {plane}) for an output "
+                                        f"of (H, W) {out_hw}")
     base = (xp.arange(n * c, dtype=np.int64) * plane).reshape(n, c, 1, 1)
     flat = xp.asarray(idx, dtype=np.int64) + base  # positions in the flattened output
     data = xp.zeros((n, c) + out_hw, dtype=x._data.dtype)
