@@ -28,6 +28,11 @@ def _channels(layer, in_channels, out_channels, groups):
 
 class _ConvBase(Module):
     _op = ""
+    in_channels: int
+    out_channels: int
+    kernel_size: Any
+    activation: Any
+    _kwargs: dict
 
     def _weights(self, shape, out_channels, use_bias, kernel_init, bias_init, dtype, device, seed, name):
         dtype = float_dtype(dtype, type(self).__name__)
