@@ -2,7 +2,8 @@
 
 As ``torch.autocast`` and Keras' ``mixed_float16`` / ``mixed_bfloat16`` policies. Under a low
 policy the ops of :data:`LOW_PRECISION_OPS` (``matmul`` and ``@``, ``dense`` and so
-``gg.nn.Dense``, ``conv2d`` and so ``gg.nn.Conv2D``) cast their float32 inputs to the low dtype
+``gg.nn.Dense``, ``conv2d`` and so ``gg.nn.Conv2D`` and ``conv1d``, ``conv_transpose2d`` and so the
+transposed-convolution layers) cast their float32 inputs to the low dtype
 (each input once per op, with :func:`gpugrad.cast`, a recorded op: the gradient flows back
 through it in float32 to the float32 variables, the master copy) and return a result in the low
 dtype, as ``torch.autocast`` does. The numerically sensitive ops that torch's autocast runs in
@@ -45,7 +46,8 @@ from .errors import DTypeError
 __all__ = ["Policy", "autocast", "set_policy", "global_policy", "compute_dtype", "LOW_PRECISION_OPS",
            "FLOAT32_OPS", "POLICIES"]
 
-LOW_PRECISION_OPS = ("MatMul", "Dense", "Conv2D")  # the ops whose hook casts to the low dtype
+# the ops whose hook casts to the low dtype (Conv2DBackpropInput: conv_transpose2d's, as torch.autocast's)
+LOW_PRECISION_OPS = ("MatMul", "Dense", "Conv2D", "Conv2DBackpropInput")
 # from torch.autocast's float32 list, the op types whose hook casts low operands up to float32 (and gg.mse,
 # made of square and mean, whose hook does the same)
 FLOAT32_OPS = ("Softmax", "LogSoftmax", "SoftmaxCrossEntropy", "SigmoidCrossEntropy", "LogSumExp")

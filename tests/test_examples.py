@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from gpugrad.examples import digits_cnn, digits_mlp, linear_regression, sine_lstm
+from gpugrad.examples import conv_autoencoder, digits_cnn, digits_mlp, linear_regression, sine_lstm
 
 from .conftest import device_params
 
@@ -86,3 +86,12 @@ def test_sine_lstm_loss_falls_and_beats_repeating_the_last_sample(device, capsys
     losses = [float(v) for v in re.findall(r"step \d+: loss ([0-9.]+)", out)]
     assert len(losses) == 3 and losses[0] > 0.1 and losses[-1] < losses[0] / 50, out
     assert test_loss < baseline / 5, out  # the LSTM read frequency and phase off the window
+
+
+def test_conv_autoencoder_two_epochs(capsys):
+    loss = conv_autoencoder.main(["--epochs", "2", "--device", "cpu"])
+    out = capsys.readouterr().out
+    epoch_losses = [float(v) for v in re.findall(r"epoch \d+/2: reconstruction loss ([0-9.]+)", out)]
+    baseline = float(re.search(r"mean image: ([0-9.]+)", out).group(1))
+    assert len(epoch_losses) == 2 and epoch_losses[1] < epoch_losses[0], out
+    assert loss < 0.6 * baseline, out  # it reconstructs, well below predicting the mean image

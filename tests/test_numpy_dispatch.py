@@ -391,7 +391,7 @@ def test_out_none_and_numpys_defaults_are_accepted():
 
 @pytest.mark.parametrize("call, word", [
     (lambda t: np.exp(t, where=t > 0.5), "where"), (lambda t: np.sum(t, where=t > 0.5), "where"),
-    (lambda t: np.reshape(t, (4, 3), order="F"), "order"), (lambda t: np.pad(t, 1, mode="edge"), "mode"),
+    (lambda t: np.reshape(t, (4, 3), order="F"), "order"), (lambda t: np.pad(t, 1, mode="mean", stat_length=2), "stat_length"),
     (lambda t: np.take(t, [0], mode="clip"), "mode"), (lambda t: np.sum(t, initial=1.0), "initial"),
     (lambda t: np.add.reduce(t, initial=1.0), "initial"), (lambda t: np.exp(t, casting="unsafe"), "casting"),
 ], ids=["ufunc-where", "sum-where", "order", "pad-mode", "take-mode", "initial", "reduce-initial", "casting"])

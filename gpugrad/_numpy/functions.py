@@ -407,7 +407,7 @@ FUNCTIONS = {
     _np("flatnonzero"): _flatnonzero,
     # indexing
     _np("take"): Call(g.take, mode=only("raise")), _np("take_along_axis"): Call(g.take_along_axis),
-    _np("pad"): Call(g.pad, mode=only("constant"), constant_values=only(0, 0.0)),
+    _np("pad"): Call(g.pad),  # mode and constant_values pass through; the modes gg.pad lacks raise there
     _np("meshgrid"): Call(g.meshgrid, copy=DROP), _np("bincount"): Call(g.bincount),
     _np("unique"): Call(g.unique, ar="x", return_index=only(False), axis=only(None), equal_nan=only(True),
                         sorted=only(True)),

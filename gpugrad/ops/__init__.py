@@ -16,21 +16,24 @@ operators and methods on :class:`gpugrad.Tensor`.
 """
 from typing import TYPE_CHECKING
 
-from . import (activation_variants, activations, arithmetic, attention, control, conv, counting, creation, cumulative,
-               decompositions, dense_layer, distance_losses, grids, indexing, likelihood_losses, linalg, log_densities,
-               losses, math, nn_ops, numpy_names, ordering, pool, reductions, scans, scattering, segment, selection,
-               shape, special, special_functions, statistics, structure, ufuncs)
+from . import (activation_variants, activations, arithmetic, attention, control, conv, convolution, counting,
+               creation, cumulative, decompositions, dense_layer, distance_losses, grids, group_normalization, indexing,
+               likelihood_losses, linalg, log_densities, losses, math, nn_ops, numpy_names, ordering, pool, reductions,
+               resize, scans, scattering, segment, selection, shape, special, special_functions, statistics, structure,
+               ufuncs)
 from .activation_variants import *  # noqa: F401,F403
 from .activations import *  # noqa: F401,F403
 from .arithmetic import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .control import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
+from .convolution import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
 from .cumulative import *  # noqa: F401,F403
 from .decompositions import *  # noqa: F401,F403
 from .distance_losses import *  # noqa: F401,F403
 from .dense_layer import *  # noqa: F401,F403
+from .group_normalization import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .likelihood_losses import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
@@ -48,6 +51,7 @@ from .segment import *  # noqa: F401,F403
 from .selection import *  # noqa: F401,F403
 from .counting import *  # noqa: F401,F403
 from .grids import *  # noqa: F401,F403
+from .resize import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
 from .special_functions import *  # noqa: F401,F403
@@ -60,7 +64,7 @@ _MODULES = (creation, arithmetic, math, ufuncs, numpy_names, activations, activa
             special_functions, shape, ordering, reductions, cumulative, statistics, indexing, linalg, structure,
             decompositions, log_densities, losses, control, dense_layer, conv, pool, nn_ops,
             likelihood_losses, distance_losses, scattering, segment, selection, scans, counting, grids,
-            attention)
+            attention, convolution, resize, group_normalization)
 _EVERY_OP = [name for module in _MODULES for name in module.__all__]
 # The fused gradient ops and the backward convolutions are op types gradient rules call; they
 # are gg.raw_ops (as TensorFlow has tf.raw_ops), not gg. sum_to and prod_others serve the engine.
@@ -78,26 +82,28 @@ if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_t
     __all__ = [
         "zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "arange", "linspace", "eye", "tri", "add",
         "subtract", "negative", "multiply", "divide", "power", "abs", "sign", "maximum", "minimum", "where", "clip",
-        "square", "sqrt", "rsqrt", "reciprocal", "exp", "log", "expm1", "log1p", "sin", "cos", "cbrt", "tan", "arcsin",
-        "arccos", "arctan", "arctan2", "hypot", "sinc", "deg2rad", "rad2deg", "radians", "degrees", "sinh", "cosh",
-        "arcsinh", "arccosh", "arctanh", "exp2", "log2", "log10", "logaddexp", "logaddexp2", "fmax", "fmin",
-        "remainder", "mod", "fmod", "floor", "ceil", "trunc", "rint", "round", "nan_to_num", "isfinite", "isnan",
-        "isinf", "logical_not", "logical_and", "logical_or", "logical_xor", "floor_divide", "copysign", "isclose",
-        "allclose", "concatenate", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift",
-        "bitwise_not", "invert", "tanh", "sigmoid", "relu", "leaky_relu", "elu", "softplus", "softsign", "silu",
-        "swish", "mish", "hard_tanh", "hard_sigmoid", "log_sigmoid", "relu6", "selu", "celu", "hardswish", "logit",
-        "erf", "gelu", "lgamma", "gammaln", "digamma", "psi", "polygamma", "erfc", "erfinv", "xlogy", "xlog1py", "i0e",
-        "i1e", "reshape", "broadcast_to", "transpose", "expand_dims", "squeeze", "concat", "stack", "split", "copy",
-        "ravel", "moveaxis", "swapaxes", "repeat", "tile", "roll", "flip", "fliplr", "flipud", "rot90", "atleast_1d",
-        "atleast_2d", "atleast_3d", "vstack", "hstack", "dstack", "column_stack", "append", "take_along_axis", "sort",
-        "argsort", "partition", "searchsorted", "nonzero", "sum", "mean", "max", "min", "prod", "logsumexp", "var",
-        "std", "argmax", "argmin", "cumsum", "cumprod", "diff", "gradient", "trapezoid", "nansum", "nanmean", "median",
-        "quantile", "percentile", "ptp", "average", "all", "any", "count_nonzero", "getitem", "take", "gather", "pad",
-        "matmul", "einsum", "tensordot", "diagonal", "trace", "diag", "tril", "triu", "outer", "inner", "dot", "vdot",
-        "kron", "cross", "softmax", "log_softmax", "softmax_cross_entropy", "sigmoid_cross_entropy", "mse", "identity",
-        "stop_gradient", "cast", "dense", "conv2d", "max_pool2d", "avg_pool2d", "dropout", "embedding", "layer_norm",
-        "batch_norm", "nll_loss", "binary_cross_entropy", "huber", "smooth_l1", "kl_div", "cosine_similarity",
-        "scatter", "scatter_add", "index_add", "scatter_reduce", "one_hot", "masked_fill",
+        "square", "sqrt", "rsqrt", "reciprocal", "exp", "log", "expm1", "log1p", "sin", "cos", "cbrt", "tan",
+        "arcsin", "arccos", "arctan", "arctan2", "hypot", "sinc", "deg2rad", "rad2deg", "radians", "degrees",
+        "sinh", "cosh", "arcsinh", "arccosh", "arctanh", "exp2", "log2", "log10", "logaddexp", "logaddexp2", "fmax",
+        "fmin", "remainder", "mod", "fmod", "floor", "ceil", "trunc", "rint", "round", "nan_to_num", "isfinite",
+        "isnan", "isinf", "logical_not", "logical_and", "logical_or", "logical_xor", "floor_divide", "copysign",
+        "isclose", "allclose", "concatenate", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift",
+        "right_shift", "bitwise_not", "invert", "tanh", "sigmoid", "relu", "leaky_relu", "elu", "softplus",
+        "softsign", "silu", "swish", "mish", "hard_tanh", "hard_sigmoid", "log_sigmoid", "relu6", "selu", "celu",
+        "hardswish", "logit", "erf", "gelu", "lgamma", "gammaln", "digamma", "psi", "polygamma", "erfc", "erfinv",
+        "xlogy", "xlog1py", "i0e", "i1e", "reshape", "broadcast_to", "transpose", "expand_dims", "squeeze",
+        "concat", "stack", "split", "copy", "ravel", "moveaxis", "swapaxes", "repeat", "tile", "roll", "flip",
+        "fliplr", "flipud", "rot90", "atleast_1d", "atleast_2d", "atleast_3d", "vstack", "hstack", "dstack",
+        "column_stack", "append", "take_along_axis", "sort", "argsort", "partition", "searchsorted", "nonzero",
+        "sum", "mean", "max", "min", "prod", "logsumexp", "var", "std", "argmax", "argmin", "cumsum", "cumprod",
+        "diff", "gradient", "trapezoid", "nansum", "nanmean", "median", "quantile", "percentile", "ptp", "average",
+        "all", "any", "count_nonzero", "getitem", "take", "gather", "pad", "matmul", "einsum", "tensordot",
+        "diagonal", "trace", "diag", "tril", "triu", "outer", "inner", "dot", "vdot", "kron", "cross", "softmax",
+        "log_softmax", "softmax_cross_entropy", "sigmoid_cross_entropy", "mse", "identity", "stop_gradient", "cast",
+        "dense", "conv2d", "max_pool2d", "avg_pool2d", "max_unpool2d", "max_pool1d", "avg_pool1d", "dropout",
+        "embedding", "layer_norm", "batch_norm", "nll_loss", "binary_cross_entropy", "huber", "smooth_l1", "kl_div",
+        "cosine_similarity", "scatter", "scatter_add", "index_add", "scatter_reduce", "one_hot", "masked_fill",
         "segment_sum", "segment_mean", "segment_max", "segment_min", "topk", "cummax", "cummin", "logcumsumexp",
-        "unique", "bincount", "meshgrid", "masked_softmax"
+        "unique", "bincount", "meshgrid", "masked_softmax", "conv1d", "conv_transpose2d", "conv_transpose1d",
+        "adaptive_avg_pool2d", "adaptive_avg_pool1d", "interpolate", "group_norm"
     ]

@@ -238,7 +238,7 @@ def _backprop_filter(xp, x, dy, w_shape, geom, out=None):
 # ---------------------------------------------------------------- conv2d
 
 
-def _check_dtypes(op_type, *tensors):
+def check_dtypes(op_type, *tensors):
     dtype = tensors[0].dtype
     if not _dt.inexact(dtype) or any(t.dtype != dtype for t in tensors):
         raise DTypeError(f"op {op_type!r} takes float tensors of one dtype, got "
@@ -285,7 +285,7 @@ def conv2d(x: TensorLike, w: TensorLike, b: TensorLike | None = None, stride: in
     dev = same_device(inputs, "Conv2D")
     _check_4d("Conv2D", "x", x, "(N, C, H, W)")
     _check_4d("Conv2D", "w", w, "(O, C/groups, KH, KW)")
-    _check_dtypes("Conv2D", *inputs)
+    check_dtypes("Conv2D", *inputs)
     geom = _conv_geometry("Conv2D", x.shape, w.shape, stride, padding, dilation, groups)
     if b is not None and inputs[2].shape != (w.shape[0],):
         raise ShapeError(f"op 'Conv2D' takes a bias of shape ({w.shape[0]},) for w of shape {w.shape}, "
@@ -447,12 +447,12 @@ def _check_dy(op_type, dy, x_shape, w_shape, geom):
     if tuple(dy.shape) != expected:
         raise ShapeError(f"op {op_type!r}: dy of shape {dy.shape} does not match the output {expected} of a "
                          f"convolution of x of shape {x_shape} with w of shape {w_shape}")
-    _check_dtypes(op_type, dy)
+    check_dtypes(op_type, dy)
 
 
 TENSOR_METHODS: dict = {}
 
-__all__ = public_ops(globals(), not_ops=('pair', 'output_size', 'check_fits', 'padded', 'windows', 'col2im'))
+__all__ = public_ops(globals(), not_ops=('pair', 'output_size', 'check_fits', 'padded', 'windows', 'col2im', 'check_dtypes'))
 
 if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
     __all__ = [

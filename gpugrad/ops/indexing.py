@@ -354,11 +354,20 @@ def _setitem(self, key, value):
 # ---------------------------------------------------------------- pad
 
 
-def pad(x: TensorLike, pad_width: Any) -> Tensor:
-    """Pad ``x`` with zeros, ``pad_width`` in NumPy's form.
+PAD_MODES = ("constant", "reflect", "edge", "wrap")
+
+
+def pad(x: TensorLike, pad_width: Any, mode: str = "constant", constant_values: float = 0) -> Tensor:
+    """Pad ``x``, ``pad_width`` and ``mode`` in NumPy's form (``np.pad``).
 
     ``pad_width`` is an int (every side of every axis), a ``(before, after)``
-    pair (every axis) or one pair per axis.
+    pair (every axis) or one pair per axis. ``mode`` is ``"constant"`` (the
+    scalar ``constant_values``; op ``Pad``), ``"reflect"`` (mirrored without
+    repeating the edge, PyTorch's ``"reflect"``), ``"edge"`` (the edge value
+    repeated, PyTorch's ``"replicate"``) or ``"wrap"`` (periodic, PyTorch's
+    ``"circular"``); the last three gather ``x`` along each padded axis (op
+    ``Gather``), so their gradient adds every copy's share back to its source.
+    ``gg.nn.functional.pad`` takes PyTorch's form.
 
     Example:
         >>> import gpugrad as gg
@@ -366,6 +375,11 @@ def pad(x: TensorLike, pad_width: Any) -> Tensor:
         [0.0, 1.0, 2.0, 0.0, 0.0]
         >>> gg.pad(gg.ones((2, 3)), ((0, 1), (2, 0))).shape
         (3, 5)
+        >>> x = gg.tensor([1.0, 2.0, 3.0])
+        >>> [gg.pad(x, 2, mode=m).numpy().tolist() for m in ("reflect", "edge", "wrap")]
+        [[3.0, 2.0, 1.0, 2.0, 3.0, 2.0, 1.0], [1.0, 1.0, 1.0, 2.0, 3.0, 3.0, 3.0], [2.0, 3.0, 1.0, 2.0, 3.0, 1.0, 2.0]]
+        >>> gg.pad(x, 1, constant_values=-1.0).numpy().tolist()
+        [-1.0, 1.0, 2.0, 3.0, -1.0]
     """
     x = unary(x)
     shape = x.shape
@@ -373,11 +387,40 @@ def pad(x: TensorLike, pad_width: Any) -> Tensor:
     if widths is None:
         raise ShapeError(f"op 'Pad': pad_width {pad_width!r} does not fit a tensor of shape {shape}; "
                          f"give an int, a (before, after) pair or {len(shape)} pairs of ints >= 0")
+    if mode not in PAD_MODES:
+        raise ValueError(f"op 'Pad': mode is one of {PAD_MODES} (NumPy's names), not {mode!r}")
+    if mode != "constant":
+        return _pad_by_gather(x, widths, mode)
+    if isinstance(constant_values, bool) or not isinstance(constant_values, (int, float, np.number)):
+        raise TypeError(f"op 'Pad' takes one number as constant_values, not {constant_values!r}")
     out_shape = tuple(b + n + a for (b, a), n in zip(widths, shape))
     inner = tuple(slice(b, b + n) for (b, _), n in zip(widths, shape))
-    data = x._device.xp.zeros(out_shape, dtype=x._data.dtype)
+    data = x._device.xp.full(out_shape, constant_values, dtype=x._data.dtype)
     data[inner] = x._data
     return emit("Pad", data, x._device, (x,), {"widths": widths, "inner": inner})
+
+
+def _pad_source(n, before, after, mode):
+    """For each position of a padded axis of length ``n``, the index of ``x`` it copies (np.pad's modes)."""
+    i = np.arange(-before, n + after)
+    if mode == "edge":
+        return np.clip(i, 0, n - 1)
+    if mode == "wrap":
+        return i % n
+    if n == 1:  # reflect: nothing to mirror, the one value repeats (as NumPy)
+        return np.zeros_like(i)
+    i = i % (2 * n - 2)  # reflect: the periodic extension of x then x[-2:0:-1]
+    return np.where(i < n, i, 2 * n - 2 - i)
+
+
+def _pad_by_gather(x, widths, mode):
+    for axis, ((before, after), n) in enumerate(zip(widths, x.shape)):
+        if before or after:
+            if n == 0:
+                raise ShapeError(f"op 'Pad': mode={mode!r} cannot pad the empty axis {axis} of x of shape "
+                                 f"{x.shape}")
+            x = _gather("Take", x, _pad_source(n, before, after, mode), axis)
+    return x
 
 
 def _pad_widths(pad_width, ndim):
