@@ -287,6 +287,8 @@ def test_cnn_trains_on_the_gpu_in_16_bit_precisions(precision, capsys):
     """CuPy 14.2 has no batched bfloat16 product (conv2d's), and upcasts a batched float16 one to float32
     with copies both ways; gpugrad's GPU path (gpugrad/backend/cupy_gaps.py) does neither. On the stand-in,
     which records CuPy's float16 upcasts, an epoch of the CNN makes none."""
+    if precision == "bf16":
+        pytest.importorskip("ml_dtypes", reason="bfloat16 needs ml_dtypes (the bfloat16 extra)")
     import cupy
 
     upcasts = getattr(cupy, "_dtypes", None)  # the stand-in's record; the real CuPy has none

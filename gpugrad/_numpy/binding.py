@@ -60,13 +60,14 @@ def no_out(out):
 
 _SIGNATURES: dict = {}
 
-# NumPy's functions written in C, whose signature NumPy 1.26 does not expose (NumPy 2 does)
+# NumPy's functions written in C, whose signature NumPy 1.26 does not expose (NumPy 2 does for most)
 _C_SIGNATURES: dict[str, Callable[..., None]] = {
     "concatenate": lambda arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind": None,
     "where": lambda condition, x=None, y=None, /: None,
     "dot": lambda a, b, out=None: None,
     "vdot": lambda a, b, /: None,
     "inner": lambda a, b, /: None,
+    "bincount": lambda x, /, weights=None, minlength=0: None,  # NumPy 2.2's is a builtin without one
 }
 
 
