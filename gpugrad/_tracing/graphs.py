@@ -104,7 +104,8 @@ class GpuReplay:
             else:
                 self.items.extend(group)
         # a graph-safe step is one launch; each other step is one launch or more, run between the graphs
-        stats["graph"] = (f"CUDA graphs: {n_graphs} segments, {n_captured} of {len(steps)} steps graphed "
+        plural = "s" if n_graphs != 1 else ""
+        stats["graph"] = (f"CUDA graphs: {n_graphs} segment{plural}, {n_captured} of {len(steps)} steps graphed "
                           f"(one launch each, the rest run between the graphs)"
                           if n_graphs else f"no CUDA graph: no run of graph-safe kernel steps among {len(steps)} steps")
         stats["graphed_steps"], stats["graph_segments"] = n_captured, n_graphs

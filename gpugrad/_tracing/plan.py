@@ -34,6 +34,7 @@ from .._ownership import MIN_SIZE, may_write_in_place
 from .._recorder import collecting_recording, pop_tape, push_tape
 from ..backend import CPU
 from ..errors import TraceError
+from ..optimizers import graph_step
 from ..optimizers.optimizer import Optimizer
 from ..tensor import Tensor
 from . import declare, graphs, kernels
@@ -45,7 +46,7 @@ class Plan:
     (functions of no arguments), ``outputs`` (how each result leaf is returned), ``structure``
     (the result's nesting), ``guards`` (variables whose live array the steps are bound to)."""
 
-    def __init__(self, inputs, steps, outputs, structure, guards, stats, gpu=None):
+    def __init__(self, inputs, steps, outputs, structure, guards, stats, gpu=None, checks=()):
         self.inputs = inputs
         self.steps = steps
         self.outputs = outputs
@@ -53,11 +54,16 @@ class Plan:
         self.guards = guards
         self.stats = stats
         self.gpu = gpu  # a graphs.GpuReplay for a plan on a GPU
+        self.checks = list(checks)  # more of what must hold: an optimizer's slots for its launches
 
     def bound_to_variables(self):
-        """Whether every variable a kernel step reads still lives in the array it was traced with."""
+        """Whether every variable a kernel step reads still lives in the array it was traced with (and every
+        optimizer slot an update launch writes, in its own)."""
         for v, a in self.guards:
             if v._data is not a:
+                return False
+        for check in self.checks:
+            if not check():
                 return False
         return True
 
@@ -185,18 +191,41 @@ def compile_plan(capture, result):
              "buffers": len(capture.buffers), "buffers_shared": len(moved),
              "graph": "on the CPU: prebound calls, no CUDA graph"}
     gpu = None
+    checks = []  # functions of no arguments: whether what the steps are bound to still holds
     devices = {s.device for s in steps if isinstance(s, KernelStep)} | {d for _, d in capture.inputs}
     if len(devices) == 1 and next(iter(devices)) is not CPU:
         device = next(iter(devices))
         safe = [isinstance(s, KernelStep) and kernels.graph_safe(s.op_type, [moved.get(id(a), a) for a in s.inputs],
                                                                    s.attrs, [moved.get(id(a), a) for a in s.outputs])
                 for s in steps]
-        gpu = graphs.GpuReplay(list(zip(compiled, safe)), device, stats)
+        items = _split_optimizer_steps(steps, compiled, safe, checks)
+        gpu = graphs.GpuReplay(items, device, stats)
+        launches = len(items) - len(steps)  # a split step: its host step in its place, then its launches
+        if launches:
+            stats["graph"] += f"; the optimizer's step: a host step and {launches} update launches"
+            stats["update_launches"] = launches
     elif len(devices) > 1:
         stats["graph"] = "no CUDA graph: the plan spans several devices"
-    plan = Plan(capture.inputs, compiled, outputs, structure, guards, stats, gpu)
+    plan = Plan(capture.inputs, compiled, outputs, structure, guards, stats, gpu, checks)
     _hold(plan, capture, moved, guards)
     return plan
+
+
+def _split_optimizer_steps(steps, compiled, safe, checks):
+    """``(compiled step, graph_safe)`` for a GPU plan, each optimizer step that has a launch form
+    (:func:`gpugrad.optimizers.graph_step.split`) as its host part and one graph-safe launch per variable."""
+    out = []
+    for s, step, is_safe in zip(steps, compiled, safe):
+        form = None
+        if isinstance(s, CallStep) and s.fn is declare.undeclared(Optimizer._apply_pairs):
+            form = graph_step.split(s.args[0], s.args[1])
+        if form is None:
+            out.append((step, is_safe))
+            continue
+        out.append((form.prepare, False))
+        out.extend((launch, True) for launch in form.launches)
+        checks.append(form.still_bound)
+    return out
 
 
 def _hold(plan, capture, moved, guards):

@@ -75,6 +75,16 @@ class Adam(Optimizer):
     def _update_scratch(self, var, param, grad, lr, state):
         self._update(var, param, grad, lr, state, grad_is_scratch=True)
 
+    def _kernel_scalars(self, lr):
+        step_size, bc2_sqrt = adam_step_params(lr, self.beta_1, self.beta_2, self.iterations + 1,
+                                               self.epsilon_placement)
+        return {"step_size": float(step_size), "beta1": float(self.beta_1), "beta2": float(self.beta_2),
+                "eps": float(self.epsilon), "weight_decay": float(self.weight_decay),
+                "bias_correction2_sqrt": float(bc2_sqrt)}
+
+    def _kernel_launch(self, var, grad, state, scalars):
+        return updates.adam_launch(var._device, var._data, state["m"], state["v"], grad, scalars)
+
 
 class AdamW(Adam):
     """Adam with decoupled weight decay (Loshchilov & Hutter): ``param *= 1 - lr * weight_decay``, then
@@ -104,3 +114,25 @@ class AdamW(Adam):
                                                self.epsilon_placement)
         updates.adam(var._device, param, m, v, grad, step_size, self.beta_1, self.beta_2, self.epsilon, 0.0,
                      grad_is_scratch, bc2_sqrt)
+
+    def _kernel_scalars(self, lr):
+        values = super()._kernel_scalars(lr)
+        values["decay"] = 1.0 - lr * self.weight_decay  # the eager `param *= 1 - lr wd`, as a Python float
+        values["weight_decay"] = 0.0
+        return values
+
+    def _kernel_form(self):
+        return (bool(self.weight_decay),)
+
+    def _kernel_launch(self, var, grad, state, scalars):
+        adam = super()._kernel_launch(var, grad, state, scalars)
+        if not self.weight_decay:
+            return adam
+        param = var._data
+        decay = scalars.array("decay", param.dtype)  # a Python float times param rounds to param's dtype first
+        multiply = var._device.xp.multiply
+
+        def decay_then_adam():
+            multiply(param, decay, out=param)
+            adam()
+        return decay_then_adam

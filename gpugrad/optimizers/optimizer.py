@@ -395,6 +395,23 @@ class Optimizer:
         """``_update`` for a ``grad`` array the update may overwrite; by default, ``_update``."""
         self._update(var, param, grad, lr, state)
 
+    # --- the step as launches a CUDA Graph may hold (gpugrad.optimizers.graph_step) ----------------------
+    def _kernel_scalars(self, lr):
+        """This step's scalars by name at learning rate ``lr`` (before ``iterations`` counts it), as
+        :meth:`_kernel_launch`'s launches read them."""
+        return {}
+
+    def _kernel_form(self):
+        """The settings that choose what :meth:`_kernel_launch` launches (a replay holding its launches checks
+        them): none by default."""
+        return ()
+
+    def _kernel_launch(self, var, grad, state, scalars):
+        """A function of no arguments launching this optimizer's update of GPU variable ``var`` from gradient
+        array ``grad``, its scalars read from ``scalars.array(name, dtype)``: the eager update's kernel, so to
+        the same bits; None where this optimizer has none (then ``gg.function`` calls the step as it is)."""
+        return None
+
     # --- slots ------------------------------------------------------------------------------
     @staticmethod
     def _zeros(var, fill=0.0):

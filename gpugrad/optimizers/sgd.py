@@ -55,6 +55,18 @@ class SGD(Optimizer):
         else:
             updates.sgd(var._device, param, grad, lr, self.weight_decay)
 
+    def _kernel_scalars(self, lr):
+        return {"lr": float(lr), "momentum": float(self.momentum), "weight_decay": float(self.weight_decay),
+                "nesterov": bool(self.nesterov)}
+
+    def _kernel_form(self):
+        return (bool(self.momentum),)
+
+    def _kernel_launch(self, var, grad, state, scalars):
+        if not self.momentum:  # plain SGD makes a temporary (lr * grad) on a GPU: a host step
+            return None
+        return updates.sgd_momentum_launch(var._device, var._data, state["velocity"], grad, scalars)
+
     def _update_scratch(self, var, param, grad, lr, state):
         if self.momentum:
             self._update(var, param, grad, lr, state)

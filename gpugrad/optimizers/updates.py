@@ -154,3 +154,40 @@ def adam(device, param, m, v, grad, step_size, beta1, beta2, eps, weight_decay=0
         device.backend.fused("adam_update", grad, param, m, v, step_size=float(step_size), beta1=float(beta1),
                              beta2=float(beta2), eps=float(eps), weight_decay=float(weight_decay),
                              bias_correction2_sqrt=float(bias_correction2_sqrt))
+
+
+def adam_launch(device, param, m, v, grad, scalars):
+    """:func:`adam`'s GPU kernel as a function of no arguments whose scalar params are the 0-d device arrays of
+    ``scalars`` (:class:`gpugrad.optimizers.graph_step.DeviceScalars`), read when it runs: the same float64
+    values the eager call passes by value, so the same bits; a CUDA Graph may hold it.
+
+    Example (a GPU function; on the CPU there is none)::
+
+        >>> from gpugrad.backend import CPU
+        >>> adam_launch(CPU, None, None, None, None, None) is None
+        True
+    """
+    if device is CPU:
+        return None
+    names = ("step_size", "beta1", "beta2", "eps", "weight_decay", "bias_correction2_sqrt")
+    params = {name: scalars.array(name, "float64") for name in names}
+    fused = device.backend.fused
+    return lambda: fused("adam_update", grad, param, m, v, **params)
+
+
+def sgd_momentum_launch(device, param, velocity, grad, scalars):
+    """:func:`sgd_momentum`'s GPU kernel as a function of no arguments reading its scalars from ``scalars``'
+    device arrays (see :func:`adam_launch`).
+
+    Example (a GPU function; on the CPU there is none)::
+
+        >>> from gpugrad.backend import CPU
+        >>> sgd_momentum_launch(CPU, None, None, None, None) is None
+        True
+    """
+    if device is CPU:
+        return None
+    params = {name: scalars.array(name, "float64") for name in ("lr", "momentum", "weight_decay")}
+    params["nesterov"] = scalars.array("nesterov", "bool")
+    fused = device.backend.fused
+    return lambda: fused("sgd_momentum_update", grad, param, velocity, **params)

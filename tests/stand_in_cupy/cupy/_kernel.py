@@ -65,11 +65,11 @@ class ElementwiseKernel:
         if cuda._capturing():
             if not outputs:
                 cuda._refuse(f"kernel {k.kernel_name!r} without its outputs (an allocation)")
-            kernel = self._host_kernel()
-            cuda._defer(lambda: kernel(*arrays, *[out._host for out in outputs], **params), k.kernel_name)
+            kernel = self._host_kernel()  # a 0-d array param is read at each launch, as the device reads it
+            cuda._defer(lambda: kernel(*arrays, *[out._host for out in outputs], **_values(params)), k.kernel_name)
             return outputs[0] if n_out == 1 else tuple(outputs)
         try:
-            results = self._host_kernel()(*arrays, *[out._host for out in outputs], **params)
+            results = self._host_kernel()(*arrays, *[out._host for out in outputs], **_values(params))
         except MemoryError:
             raise cuda.memory.OutOfMemoryError(self._bytes_asked(arrays), 0) from None
         if outputs:
@@ -116,15 +116,19 @@ class ElementwiseKernel:
 
 
 def _scalar(value, name, kernel_name):
-    """A keyword param as the host build takes it: a Python or NumPy scalar, or a 0-d stand-in array."""
+    """A keyword param as given: a Python or NumPy scalar, or a 0-d stand-in array (read by :func:`_values`
+    when the kernel runs: in a captured graph, at each launch)."""
     if isinstance(value, np.ndarray):
         raise TypeError(f"Unsupported type {type(value)} for param {name!r} of {kernel_name!r}")
-    if isinstance(value, ndarray):
-        if value.shape != ():
-            raise NotImplementedError(f"{kernel_name!r}: param {name!r} as an array of shape {value.shape}; "
-                                      "the stand-in's host build takes params by value")
-        return value._host[()]
+    if isinstance(value, ndarray) and value.shape != ():
+        raise NotImplementedError(f"{kernel_name!r}: param {name!r} as an array of shape {value.shape}; "
+                                  "the stand-in's host build takes params by value")
     return value
+
+
+def _values(params):
+    """The keyword params by value, as the host build takes them: a 0-d array's element read now."""
+    return {name: value._host[()] if isinstance(value, ndarray) else value for name, value in params.items()}
 
 
 _record.watch_class(ElementwiseKernel, lambda _: "cupy.ElementwiseKernel")
