@@ -174,6 +174,17 @@ def test_a_helper_threads_value_of_an_unseen_variable_returned_as_it_is_is_never
     assert "another thread" in f.diagnostics()[0]
 
 
+@pytest.mark.parametrize("read", [lambda v: gg.tensor(v.numpy() * 2.0), lambda v: gg.from_numpy(v.data * 2.0),
+                                  lambda v: gg.tensor(v[1].item()), lambda v: gg.tensor(np.asarray(v + 1.0))],
+                         ids=["numpy", "data", "item of a view", "asarray of a sum"])
+def test_a_helper_threads_host_read_of_an_unseen_variable_is_never_a_constant(read):
+    """The values leave the ops through the host (a NumPy copy, the raw buffer, a number) and come back
+    in a new tensor: the trace cannot follow where they go, so it runs eagerly."""
+    v = gg.Variable([1.0, 2.0, 3.0])
+    f = _changing_variable_calls(lambda x: x * _in_thread(lambda: read(v)), v)
+    assert "another thread while tracing" in f.diagnostics()[0]
+
+
 def test_a_helper_thread_reading_a_variable_for_itself_leaves_the_trace_alone():
     """What the helper made from a variable and kept to itself: the trace replays (no refusal for nothing)."""
     v = gg.Variable([1.0, 2.0, 3.0])

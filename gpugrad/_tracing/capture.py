@@ -473,6 +473,19 @@ class Capture:
                 self.births[id(a)] = why
                 self.keep.append(a)
 
+    def note_foreign_host_read(self, t, what):
+        """Tensor ``t`` read on the host in a thread that does not trace (:func:`.state.check_host_read`): when
+        it holds values that change from call to call (a Variable's, this trace's, or made from a Variable in
+        another thread), where they go is out of sight, maybe into this trace as a constant: this signature
+        runs eagerly."""
+        if self.refusal is not None:
+            return
+        if isinstance(t, Variable) or self.is_traced(t) or id(_root_array(t._data)) in self.foreign:
+            self._refuse(Untraceable(
+                f"{what} of {'a Variable' if isinstance(t, Variable) else 'values the trace follows'} in another "
+                f"thread while tracing, at {user_line(4)}: its values may reach the traced function as constants "
+                f"of the trace's time; read them in the traced function's thread, or run this function eagerly"))
+
     def note_emitted(self, op_type, inputs, outputs, attrs):
         """Op ``op_type`` emitted (:func:`.state.emitted`): inside a root it is that root's work; outside any,
         it was emitted by a function gpugrad does not know (a user's op written on ``emit``): a constant when it

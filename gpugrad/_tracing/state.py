@@ -70,10 +70,15 @@ def made_outside_ops(tensor, source):
 
 def check_host_read(tensor, what):
     """TraceError when ``tensor`` is traced by the calling thread's capture and read on the host from
-    the traced function itself (not from inside an op, which then replays by being called again)."""
+    the traced function itself (not from inside an op, which then replays by being called again). In a
+    thread that does not trace, each tracing thread's capture sees whether the values read are ones it
+    follows or a Variable's (which may reach it as a constant of the trace's time)."""
     capture = current()
     if capture is not None:
         capture.check_host_read(tensor, what)
+        return
+    for other in tuple(active):
+        other.note_foreign_host_read(tensor, what)
 
 
 def check_new_variable():
