@@ -201,6 +201,17 @@ def test_jvp_of_an_op_with_an_index_output_gives_zero_index_tangents(fn):
     np.testing.assert_allclose(dvalues.numpy(), expected, rtol=1e-6, atol=1e-7)
 
 
+def test_jvp_through_an_op_with_no_gradient_names_it():
+    """Forward mode needs the op's gradient rule: without one, the error names the op type and the fix."""
+    def no_rule(x):
+        y = gg.tensor(np.sin(x.numpy()))
+        gg.record_operation("NoRuleForJvpTest", [y], [x])
+        return y
+
+    with pytest.raises(gg.LookupGradientError, match="'NoRuleForJvpTest'.*RegisterGradient"):
+        gg.jvp(no_rule, (gg.tensor(normal(3)),), (gg.tensor(normal(3)),))
+
+
 # --------------------------------------------------------------------------- second order inside gg.function
 
 

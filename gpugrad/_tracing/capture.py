@@ -19,7 +19,9 @@ is prebound to the very arrays. Variables are read and written where they live.
 
 What a trace cannot follow is refused with the reason (:class:`Untraceable`, and then the
 function runs eagerly): a root that raised (a caught error), a root run in another thread on
-data the trace follows, a tensor made outside the roots that a later root reads. For the user's
+data the trace follows, what a root in another thread made from a Variable's values once it reaches
+the trace, a host read in another thread of a Variable or of traced data (where the values go is out
+of sight), a tensor made outside the roots that a later root reads. For the user's
 own code it is raised as a TraceError naming the line: a traced tensor read on the host outside
 an op. (The line is found by walking the stack, for the message only.)
 """
