@@ -23,6 +23,7 @@ rounds at N (and its warm-up rounds at N // 5, at least 1);
 as many rounds as fit in about S seconds (at least 5); the ``quick`` marker
 tags the subset that ``gpugrad bench --quick`` runs.
 """
+import math
 import os
 import sys
 import tempfile
@@ -225,3 +226,76 @@ def assert_function_steps_as_eager(setup, replays=2):
         np.testing.assert_array_equal(fn_var.numpy(), var.numpy())
     assert fn.trace_count == 1
 
+
+
+# --------------------------------------------------------------------------- training steps (W2, W4, W5, CNN, LSTM)
+
+
+def load_weights(variables, arrays):
+    """Assign ``arrays`` (NumPy, one per variable, in order) to ``variables``: every peer starts from one point."""
+    for var, value in zip(variables, arrays, strict=True):
+        var.assign(value)
+
+
+def sgd_step(logits_of, params, x, labels, *, device, lr):
+    """A gpugrad training step: one ``gg.optimizers.SGD(lr).minimize`` of the softmax cross-entropy (mean) of
+    ``logits_of(x)`` against the integer ``labels`` (NumPy, put on ``device`` once), over ``params``."""
+    optimizer = gg.optimizers.SGD(lr)
+    xb, yb = gg.tensor(x, device=device), gg.tensor(labels, device=device)
+
+    def step():
+        return optimizer.minimize(lambda: gg.softmax_cross_entropy(logits_of(xb), yb), params)
+
+    return step
+
+
+def torch_sgd_step(torch, logits_of, parameters, x, labels, *, device, lr):
+    """The same step in PyTorch's idiom: ``zero_grad``, ``F.cross_entropy`` (mean), ``backward``, ``optim.SGD``."""
+    optimizer = torch.optim.SGD(parameters, lr=lr)
+    xb, yb = torch.from_numpy(x).to(device), torch.from_numpy(labels).to(device)
+
+    def step():
+        optimizer.zero_grad()
+        loss = torch.nn.functional.cross_entropy(logits_of(xb), yb)
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    return step
+
+
+def traced(step):
+    """``step`` through ``gg.function``, called twice: traced, then replayed once (neither is timed)."""
+    fn = gg.function(step)
+    fn()
+    fn()
+    return fn
+
+
+def time_step(benchmark, step, sync, *, workload, label, impl, device, rounds, warmup_rounds):
+    """Time ``step()`` then ``sync()`` (the device's queue drained) as :func:`run` does; ``extra_info["ms_per_step"]``
+    holds the median; the last loss must be finite. A ``gg.function`` step must have replayed its one trace."""
+    def work():
+        loss = step()
+        sync()
+        return loss
+
+    loss = run(benchmark, work, workload=workload, label=label, impl=impl, device=device, rounds=rounds,
+               warmup_rounds=warmup_rounds)
+    stats = getattr(benchmark, "stats", None)  # None under --benchmark-disable
+    if stats is not None:
+        benchmark.extra_info["ms_per_step"] = stats.stats.median * 1e3
+    assert math.isfinite(float(loss.item() if hasattr(loss, "item") else loss))
+    if hasattr(step, "trace_count"):
+        assert step.trace_count == 1  # every timed step replayed the one trace
+
+
+def interleave_steps(benchmark, make_step, others, *, workload, block, cycles):
+    """gpugrad's step on the CPU eagerly and through ``gg.function`` (``make_step()`` builds one from the
+    start weights) and the ``others`` (peer name -> step) in alternating blocks (see :func:`run_interleaved`)."""
+    fn = traced(make_step())
+    summary = run_interleaved(benchmark, {"gpugrad": make_step(), "gpugrad-function": fn, **others},
+                              workload=workload, block=block, cycles=cycles)
+    calls = {entry["calls"] for entry in summary.values()}
+    assert len(calls) == 1 and calls.pop() > 0, summary
+    assert fn.trace_count == 1

@@ -15,11 +15,10 @@ import numpy as np
 import pytest
 from numpy.lib.stride_tricks import sliding_window_view
 
-import gpugrad as gg
 from gpugrad.training import build_model, standardized_digits
 
-from .conftest import (assert_function_steps_as_eager, device_params, run, run_interleaved, synchronize, torch_device,
-                       torch_synchronize)
+from .conftest import (assert_function_steps_as_eager, device_params, interleave_steps, load_weights, sgd_step,
+                       synchronize, time_step, torch_device, torch_sgd_step, torch_synchronize, traced)
 
 LR = 0.05
 BATCH = 64
@@ -43,23 +42,8 @@ def gpugrad_setup(device):
     weights, x, labels = make_problem()
     model = build_model("cnn", seed=0, device=device)
     params = model.trainable_variables
-    for var, value in zip(params, weights, strict=True):
-        var.assign(value)
-    optimizer = gg.optimizers.SGD(LR)
-    xb, yb = gg.tensor(x, device=device), gg.tensor(labels, device=device)
-
-    def step():
-        return optimizer.minimize(lambda: gg.softmax_cross_entropy(model(xb), yb), params)
-
-    return step, params
-
-
-def traced(step):
-    """``step`` through ``gg.function``, called twice: traced, then replayed once (neither is timed)."""
-    fn = gg.function(step)
-    fn()
-    fn()
-    return fn
+    load_weights(params, weights)
+    return sgd_step(model, params, x, labels, device=device, lr=LR), params
 
 
 # --------------------------------------------------------------------------- NumPy by hand
@@ -154,17 +138,7 @@ def torch_setup(torch, device="cpu"):
             layer.weight.copy_(torch.from_numpy(kernel if kernel.ndim == 4 else kernel.T.copy()))
             layer.bias.copy_(torch.from_numpy(bias))
     model = model.to(device)
-    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
-    xb, yb = torch.from_numpy(x).to(device), torch.from_numpy(labels).to(device)
-
-    def step():
-        optimizer.zero_grad()
-        loss = torch.nn.functional.cross_entropy(model(xb), yb)
-        loss.backward()
-        optimizer.step()
-        return loss
-
-    return step, model
+    return torch_sgd_step(torch, model, model.parameters(), x, labels, device=device, lr=LR), model
 
 
 def torch_weights(model):
@@ -221,17 +195,8 @@ def test_the_loss_decreases_over_steps():
 
 
 def timed(benchmark, impl, step, device, sync):
-    def work():
-        loss = step()
-        sync()
-        return loss
-
-    loss = run(benchmark, work, workload="CNN", label=LABEL, impl=impl, device=device, rounds=ROUNDS,
-               warmup_rounds=WARMUP)
-    stats = getattr(benchmark, "stats", None)  # None under --benchmark-disable
-    if stats is not None:
-        benchmark.extra_info["ms_per_step"] = stats.stats.median * 1e3
-    assert np.isfinite(float(loss.item() if hasattr(loss, "item") else loss))
+    time_step(benchmark, step, sync, workload="CNN", label=LABEL, impl=impl, device=device, rounds=ROUNDS,
+              warmup_rounds=WARMUP)
 
 
 @pytest.mark.quick
@@ -245,9 +210,7 @@ def test_cnn_gpugrad(benchmark, device):
 @pytest.mark.benchmark(group=GROUP)
 @pytest.mark.parametrize("device", device_params("gpugrad-function"))
 def test_cnn_gpugrad_function(benchmark, device):
-    fn = traced(gpugrad_setup(device)[0])
-    timed(benchmark, "gpugrad-function", fn, device, lambda: synchronize(device))
-    assert fn.trace_count == 1  # every timed step replayed the one trace
+    timed(benchmark, "gpugrad-function", traced(gpugrad_setup(device)[0]), device, lambda: synchronize(device))
 
 
 @pytest.mark.quick
@@ -269,9 +232,5 @@ def test_cnn_interleaved(benchmark, torch):
     """The four CNN steps (gpugrad eager and through ``gg.function``, NumPy, PyTorch) on the CPU in
     alternating blocks of 4 (0.03 to 0.04 s each): the ratios that spells of load on a shared machine
     cannot tilt (see ``run_interleaved``)."""
-    fn = traced(gpugrad_setup("cpu")[0])
-    peers = {"gpugrad": gpugrad_setup("cpu")[0], "gpugrad-function": fn, "numpy": numpy_setup()[0],
-             "torch": torch_setup(torch)[0]}
-    summary = run_interleaved(benchmark, peers, workload="CNN", block=4, cycles=15)
-    assert summary["gpugrad"]["calls"] == summary["gpugrad-function"]["calls"] == summary["torch"]["calls"] > 0
-    assert fn.trace_count == 1
+    others = {"numpy": numpy_setup()[0], "torch": torch_setup(torch)[0]}
+    interleave_steps(benchmark, lambda: gpugrad_setup("cpu")[0], others, workload="CNN", block=4, cycles=15)

@@ -17,8 +17,8 @@ import gpugrad as gg
 from gpugrad import data
 from gpugrad.gpt import DEFAULTS, CharGPT
 
-from .conftest import (assert_function_steps_as_eager, device_params, run, run_interleaved, synchronize, torch_device,
-                       torch_synchronize)
+from .conftest import (assert_function_steps_as_eager, device_params, interleave_steps, load_weights, sgd_step,
+                       synchronize, time_step, torch_device, torch_sgd_step, torch_synchronize, traced)
 
 LR = 0.1
 BATCH = DEFAULTS["batch_size"]
@@ -45,24 +45,10 @@ def gpugrad_setup(device):
     _, weights, x, y, vocab_size = make_problem()
     model = CharGPT(vocab_size, CONTEXT, DEFAULTS["layers"], DEFAULTS["d_model"], DEFAULTS["heads"], device, 0)
     params = model.trainable_variables
-    for var, value in zip(params, weights, strict=True):
-        var.assign(value)
-    optimizer = gg.optimizers.SGD(LR)
-    xb, yb = gg.tensor(x, device=device), gg.tensor(y.reshape(-1), device=device)
-
-    def step():
-        return optimizer.minimize(lambda: gg.softmax_cross_entropy(gg.reshape(model(xb), (-1, vocab_size)), yb),
-                                  params)
-
+    load_weights(params, weights)
+    step = sgd_step(lambda ids: gg.reshape(model(ids), (-1, vocab_size)), params, x, y.reshape(-1), device=device,
+                    lr=LR)
     return step, params
-
-
-def traced(step):
-    """``step`` through ``gg.function``, called twice: traced, then replayed once (neither is timed)."""
-    fn = gg.function(step)
-    fn()
-    fn()
-    return fn
 
 
 # --------------------------------------------------------------------------- PyTorch
@@ -75,8 +61,6 @@ def torch_setup(torch, device="cpu"):
     names, weights, x, y, vocab_size = make_problem()
     p = {n: torch.tensor(w, device=device, requires_grad=True) for n, w in zip(names, weights)}
     heads, d = DEFAULTS["heads"], DEFAULTS["d_model"]
-    xb, yb = torch.from_numpy(x).to(device), torch.from_numpy(y.reshape(-1)).to(device)
-    optimizer = torch.optim.SGD(list(p.values()), lr=LR)
 
     def split(t):
         n, length, _ = t.shape
@@ -96,13 +80,8 @@ def torch_setup(torch, device="cpu"):
         h = F.layer_norm(h, (d,), p["norm.weight"], p["norm.bias"])
         return h @ p["head.kernel"] + p["head.bias"]
 
-    def step():
-        optimizer.zero_grad()
-        loss = F.cross_entropy(forward(xb).reshape(-1, vocab_size), yb)
-        loss.backward()
-        optimizer.step()
-        return loss
-
+    step = torch_sgd_step(torch, lambda ids: forward(ids).reshape(-1, vocab_size), list(p.values()), x, y.reshape(-1),
+                          device=device, lr=LR)
     return step, p
 
 
@@ -134,17 +113,8 @@ def test_the_loss_decreases_over_steps():
 
 
 def timed(benchmark, impl, step, device, sync):
-    def work():
-        loss = step()
-        sync()
-        return loss
-
-    loss = run(benchmark, work, workload="W5", label=LABEL, impl=impl, device=device, rounds=ROUNDS,
-               warmup_rounds=WARMUP)
-    stats = getattr(benchmark, "stats", None)  # None under --benchmark-disable
-    if stats is not None:
-        benchmark.extra_info["ms_per_step"] = stats.stats.median * 1e3
-    assert np.isfinite(float(loss.item() if hasattr(loss, "item") else loss))
+    time_step(benchmark, step, sync, workload="W5", label=LABEL, impl=impl, device=device, rounds=ROUNDS,
+              warmup_rounds=WARMUP)
 
 
 @pytest.mark.benchmark(group=GROUP)
@@ -156,9 +126,7 @@ def test_w5_gpugrad(benchmark, device):
 @pytest.mark.benchmark(group=GROUP)
 @pytest.mark.parametrize("device", device_params("gpugrad-function"))
 def test_w5_gpugrad_function(benchmark, device):
-    fn = traced(gpugrad_setup(device)[0])
-    timed(benchmark, "gpugrad-function", fn, device, lambda: synchronize(device))
-    assert fn.trace_count == 1  # every timed step replayed the one trace
+    timed(benchmark, "gpugrad-function", traced(gpugrad_setup(device)[0]), device, lambda: synchronize(device))
 
 
 @pytest.mark.benchmark(group=GROUP)
@@ -172,8 +140,5 @@ def test_w5_torch(benchmark, torch, device):
 def test_w5_interleaved(benchmark, torch):
     """The three W5 steps (gpugrad eager and through ``gg.function``, PyTorch) on the CPU in alternating
     blocks of 2: the ratios that spells of load on a shared machine cannot tilt (see ``run_interleaved``)."""
-    fn = traced(gpugrad_setup("cpu")[0])
-    peers = {"gpugrad": gpugrad_setup("cpu")[0], "gpugrad-function": fn, "torch": torch_setup(torch)[0]}
-    summary = run_interleaved(benchmark, peers, workload="W5", block=2, cycles=10)
-    assert summary["gpugrad"]["calls"] == summary["gpugrad-function"]["calls"] == summary["torch"]["calls"] > 0
-    assert fn.trace_count == 1
+    interleave_steps(benchmark, lambda: gpugrad_setup("cpu")[0], {"torch": torch_setup(torch)[0]}, workload="W5",
+                     block=2, cycles=10)

@@ -15,8 +15,8 @@ import pytest
 
 import gpugrad as gg
 
-from .conftest import (assert_function_steps_as_eager, device_params, run, run_interleaved, synchronize, torch_device,
-                       torch_synchronize)
+from .conftest import (assert_function_steps_as_eager, device_params, interleave_steps, sgd_step, synchronize,
+                       time_step, torch_device, torch_sgd_step, torch_synchronize, traced)
 
 LR = 0.1
 BATCH, SEQ, INPUT, HIDDEN, CLASSES = 64, 32, 32, 128, 10
@@ -56,21 +56,7 @@ def gpugrad_setup(device):
     for name, var in model.named_variables():
         var.assign(weights[name])
     params = model.trainable_variables
-    optimizer = gg.optimizers.SGD(LR)
-    xb, yb = gg.tensor(x, device=device), gg.tensor(labels, device=device)
-
-    def step():
-        return optimizer.minimize(lambda: gg.softmax_cross_entropy(model(xb), yb), params)
-
-    return step, params
-
-
-def traced(step):
-    """``step`` through ``gg.function``, called twice: traced, then replayed once (neither is timed)."""
-    fn = gg.function(step)
-    fn()
-    fn()
-    return fn
+    return sgd_step(model, params, x, labels, device=device, lr=LR), params
 
 
 # --------------------------------------------------------------------------- PyTorch
@@ -87,17 +73,13 @@ def torch_setup(torch, device="cpu"):
         head.weight.copy_(torch.from_numpy(weights["head.kernel"].T.copy()))
         head.bias.copy_(torch.from_numpy(weights["head.bias"]))
     lstm, head = lstm.to(device), head.to(device)
-    optimizer = torch.optim.SGD(list(lstm.parameters()) + list(head.parameters()), lr=LR)
-    xb, yb = torch.from_numpy(x).to(device), torch.from_numpy(labels).to(device)
 
-    def step():
-        optimizer.zero_grad()
+    def logits_of(xb):
         _, (h_n, _) = lstm(xb)
-        loss = torch.nn.functional.cross_entropy(head(h_n[-1]), yb)
-        loss.backward()
-        optimizer.step()
-        return loss
+        return head(h_n[-1])
 
+    step = torch_sgd_step(torch, logits_of, list(lstm.parameters()) + list(head.parameters()), x, labels,
+                          device=device, lr=LR)
     return step, (lstm, head)
 
 
@@ -133,17 +115,8 @@ def test_the_loss_decreases_over_steps():
 
 
 def timed(benchmark, impl, step, device, sync):
-    def work():
-        loss = step()
-        sync()
-        return loss
-
-    loss = run(benchmark, work, workload="LSTM", label=LABEL, impl=impl, device=device, rounds=ROUNDS,
-               warmup_rounds=WARMUP)
-    stats = getattr(benchmark, "stats", None)  # None under --benchmark-disable
-    if stats is not None:
-        benchmark.extra_info["ms_per_step"] = stats.stats.median * 1e3
-    assert np.isfinite(float(loss.item()))
+    time_step(benchmark, step, sync, workload="LSTM", label=LABEL, impl=impl, device=device, rounds=ROUNDS,
+              warmup_rounds=WARMUP)
 
 
 @pytest.mark.benchmark(group=GROUP)
@@ -155,9 +128,7 @@ def test_lstm_gpugrad(benchmark, device):
 @pytest.mark.benchmark(group=GROUP)
 @pytest.mark.parametrize("device", device_params("gpugrad-function"))
 def test_lstm_gpugrad_function(benchmark, device):
-    fn = traced(gpugrad_setup(device)[0])
-    timed(benchmark, "gpugrad-function", fn, device, lambda: synchronize(device))
-    assert fn.trace_count == 1  # every timed step replayed the one trace
+    timed(benchmark, "gpugrad-function", traced(gpugrad_setup(device)[0]), device, lambda: synchronize(device))
 
 
 @pytest.mark.benchmark(group=GROUP)
@@ -172,8 +143,5 @@ def test_lstm_interleaved(benchmark, torch):
     """The three LSTM steps (gpugrad eager and through ``gg.function``, PyTorch) on the CPU in
     alternating blocks of 5: the ratios that spells of load on a shared machine cannot tilt
     (see ``run_interleaved``)."""
-    fn = traced(gpugrad_setup("cpu")[0])
-    peers = {"gpugrad": gpugrad_setup("cpu")[0], "gpugrad-function": fn, "torch": torch_setup(torch)[0]}
-    summary = run_interleaved(benchmark, peers, workload="LSTM", block=5, cycles=15)
-    assert summary["gpugrad"]["calls"] == summary["gpugrad-function"]["calls"] == summary["torch"]["calls"] > 0
-    assert fn.trace_count == 1
+    interleave_steps(benchmark, lambda: gpugrad_setup("cpu")[0], {"torch": torch_setup(torch)[0]}, workload="LSTM",
+                     block=5, cycles=15)

@@ -20,8 +20,8 @@ import pytest
 import gpugrad as gg
 from gpugrad.training import standardized_digits
 
-from .conftest import (assert_function_steps_as_eager, device_params, run, run_interleaved, synchronize, torch_device,
-                       torch_synchronize)
+from .conftest import (assert_function_steps_as_eager, device_params, interleave_steps, sgd_step, synchronize,
+                       time_step, torch_device, torch_sgd_step, torch_synchronize, traced)
 
 LR = 0.1
 WORKLOADS = {  # name: (layer sizes, batch, timed rounds, warm-up rounds)
@@ -65,21 +65,7 @@ def gpugrad_setup(workload, device):
         layers.append(layer)
     model = gg.nn.Sequential(layers)
     params = model.trainable_variables  # found once, as PyTorch's optimizer holds its parameters
-    optimizer = gg.optimizers.SGD(LR)
-    xb, yb = gg.tensor(x, device=device), gg.tensor(labels, device=device)
-
-    def step():
-        return optimizer.minimize(lambda: gg.softmax_cross_entropy(model(xb), yb), params)
-
-    return step, params
-
-
-def traced(step):
-    """``step`` through ``gg.function``, called twice: traced, then replayed once (neither is timed)."""
-    fn = gg.function(step)
-    fn()
-    fn()
-    return fn
+    return sgd_step(model, params, x, labels, device=device, lr=LR), params
 
 
 # --------------------------------------------------------------------------- NumPy by hand
@@ -141,17 +127,7 @@ def torch_setup(torch, workload, device="cpu"):
         if i < len(weights) - 1:
             modules.append(torch.nn.ReLU())
     model = torch.nn.Sequential(*modules).to(device)
-    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
-    xb, yb = torch.from_numpy(x).to(device), torch.from_numpy(labels).to(device)
-
-    def step():
-        optimizer.zero_grad()
-        loss = torch.nn.functional.cross_entropy(model(xb), yb)
-        loss.backward()
-        optimizer.step()
-        return loss
-
-    return step, model
+    return torch_sgd_step(torch, model, model.parameters(), x, labels, device=device, lr=LR), model
 
 
 def torch_weights(model):
@@ -234,19 +210,8 @@ def test_the_loss_decreases_over_steps():
 
 def timed(benchmark, workload, impl, step, device="cpu", sync=None):
     _, _, rounds, warmup = WORKLOADS[workload]
-    sync = sync or (lambda: synchronize(device))
-
-    def work():
-        loss = step()
-        sync()
-        return loss
-
-    loss = run(benchmark, work, workload=workload, impl=impl, device=device, rounds=rounds, warmup_rounds=warmup,
-               label=LABELS[workload])
-    stats = getattr(benchmark, "stats", None)  # None under --benchmark-disable
-    if stats is not None:
-        benchmark.extra_info["ms_per_step"] = stats.stats.median * 1e3
-    assert np.isfinite(float(loss.item() if hasattr(loss, "item") else loss))
+    time_step(benchmark, step, sync or (lambda: synchronize(device)), workload=workload, label=LABELS[workload],
+              impl=impl, device=device, rounds=rounds, warmup_rounds=warmup)
 
 
 def timed_torch(benchmark, torch, workload, device):
@@ -266,9 +231,7 @@ def test_w2_gpugrad(benchmark, device):
 @pytest.mark.benchmark(group=W2_GROUP)
 @pytest.mark.parametrize("device", device_params("gpugrad-function"))
 def test_w2_gpugrad_function(benchmark, device):
-    fn = traced(gpugrad_setup("W2", device)[0])
-    timed(benchmark, "W2", "gpugrad-function", fn, device)
-    assert fn.trace_count == 1  # every timed step replayed the one trace
+    timed(benchmark, "W2", "gpugrad-function", traced(gpugrad_setup("W2", device)[0]), device)
 
 
 @pytest.mark.quick
@@ -293,9 +256,7 @@ def test_w4_gpugrad(benchmark, device):
 @pytest.mark.benchmark(group=W4_GROUP)
 @pytest.mark.parametrize("device", device_params("gpugrad-function"))
 def test_w4_gpugrad_function(benchmark, device):
-    fn = traced(gpugrad_setup("W4", device)[0])
-    timed(benchmark, "W4", "gpugrad-function", fn, device)
-    assert fn.trace_count == 1
+    timed(benchmark, "W4", "gpugrad-function", traced(gpugrad_setup("W4", device)[0]), device)
 
 
 @pytest.mark.benchmark(group=W4_GROUP)
@@ -314,12 +275,8 @@ def test_w2_interleaved(benchmark, torch):
     """W2's four steps (gpugrad eager and through ``gg.function``, NumPy, PyTorch) on the CPU in
     alternating blocks of 100 (about 0.1 s each): the ratios that spells of load on a shared
     machine cannot tilt (see ``run_interleaved``)."""
-    fn = traced(gpugrad_setup("W2", "cpu")[0])
-    peers = {"gpugrad": gpugrad_setup("W2", "cpu")[0], "gpugrad-function": fn, "numpy": numpy_setup("W2")[0],
-             "torch": torch_setup(torch, "W2")[0]}
-    summary = run_interleaved(benchmark, peers, workload="W2", block=100, cycles=15)
-    assert summary["gpugrad"]["calls"] == summary["gpugrad-function"]["calls"] == summary["torch"]["calls"] > 0
-    assert fn.trace_count == 1
+    others = {"numpy": numpy_setup("W2")[0], "torch": torch_setup(torch, "W2")[0]}
+    interleave_steps(benchmark, lambda: gpugrad_setup("W2", "cpu")[0], others, workload="W2", block=100, cycles=15)
 
 
 @pytest.mark.benchmark(group=W4_GROUP)
@@ -328,8 +285,5 @@ def test_w4_interleaved(benchmark):
     (about 0.1 s each): its must-show ratios, which spells of load cannot tilt. PyTorch stays out of
     this one: its OpenMP threads keep spinning after its block, and the step after it ran 19 % slower
     (``test_w4_torch`` times it)."""
-    fn = traced(gpugrad_setup("W4", "cpu")[0])
-    peers = {"gpugrad": gpugrad_setup("W4", "cpu")[0], "gpugrad-function": fn, "numpy": numpy_setup("W4")[0]}
-    summary = run_interleaved(benchmark, peers, workload="W4", block=5, cycles=15)
-    assert summary["gpugrad"]["calls"] == summary["gpugrad-function"]["calls"] == summary["numpy"]["calls"] > 0
-    assert fn.trace_count == 1
+    interleave_steps(benchmark, lambda: gpugrad_setup("W4", "cpu")[0], {"numpy": numpy_setup("W4")[0]}, workload="W4",
+                     block=5, cycles=15)

@@ -52,10 +52,12 @@ What a trace follows, and what it does not (as ``tf.function``):
   op, gradient rule, custom gradient's backward, variable update, optimizer update, random draw and
   clipping) in the tracing thread; it uses no interpreter hook, so a profiler or debugger changes
   nothing. Work it cannot replay exactly (an op that raised and was caught, an op run in another
-  thread on traced data, a tensor made outside gpugrad's ops, an argument that is another library's
-  array, a generator or coroutine function) makes that signature run eagerly, every call, with the
-  reason in :meth:`Function.diagnostics` and one warning. A replay that meets an array unlike its
-  trace's raises :class:`gpugrad.TraceError`, never copies it in.
+  thread on traced data, what another thread made from a Variable's values that reaches the trace,
+  a Variable read on the host in another thread while tracing, a tensor made outside gpugrad's ops,
+  an argument that is another library's array, a generator or coroutine function) makes that
+  signature run eagerly, every call, with the reason in :meth:`Function.diagnostics` and one
+  warning. A replay that meets an array unlike its trace's raises :class:`gpugrad.TraceError`,
+  never copies it in.
 - Called while a GradientTape of the thread records, inside another function's trace in the same
   thread, or under ``gg.detect_anomaly()``, the function runs eagerly, so the tape sees every op.
   A trace in one thread leaves the functions other threads call alone.

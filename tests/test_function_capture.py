@@ -142,6 +142,60 @@ def test_a_helper_thread_on_data_of_its_own_leaves_the_trace_alone():
     assert "kernel steps" in f.diagnostics()[0]
 
 
+def _changing_variable_calls(fn, variable, n=4):
+    """gg.function(fn) and fn on the same inputs while ``variable`` changes between calls: equal to the bit."""
+    traced = gg.function(fn)
+    for i, x in enumerate(_inputs(n)):
+        variable.assign(np.full(variable.shape, i + 0.5, np.float32))
+        got, want = _quiet(traced, x), fn(x)
+        for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,),
+                        strict=True):
+            np.testing.assert_array_equal(g.numpy(), w.numpy())
+    return traced
+
+
+def test_a_helper_threads_value_of_a_variable_the_trace_has_not_seen_is_never_a_constant():
+    """The helper reads ``v`` first (the trace has not read it): what it hands back changes with ``v``."""
+    v = gg.Variable([1.0, 2.0, 3.0])
+    f = _changing_variable_calls(lambda x: x * _in_thread(lambda: v * 2.0), v)
+    assert "another thread" in f.diagnostics()[0]
+
+
+def test_a_helper_threads_chain_from_an_unseen_variable_is_never_a_constant():
+    """Two helper ops deep (``exp(v) + 1``), then a view of it, reach the traced function's op."""
+    v = gg.Variable([1.0, 2.0, 3.0])
+    f = _changing_variable_calls(lambda x: x - _in_thread(lambda: (gg.exp(v) + 1.0)[::-1]), v)
+    assert "another thread" in f.diagnostics()[0]
+
+
+def test_a_helper_threads_value_of_an_unseen_variable_returned_as_it_is_is_never_a_constant():
+    v = gg.Variable([1.0, 2.0, 3.0])
+    f = _changing_variable_calls(lambda x: (x + 1.0, _in_thread(lambda: v * 3.0)), v)
+    assert "another thread" in f.diagnostics()[0]
+
+
+@pytest.mark.parametrize("read", [lambda v: gg.tensor(v.numpy() * 2.0), lambda v: gg.from_numpy(v.data * 2.0),
+                                  lambda v: gg.tensor(v[1].item()), lambda v: gg.tensor(np.asarray(v + 1.0))],
+                         ids=["numpy", "data", "item of a view", "asarray of a sum"])
+def test_a_helper_threads_host_read_of_an_unseen_variable_is_never_a_constant(read):
+    """The values leave the ops through the host (a NumPy copy, the raw buffer, a number) and come back
+    in a new tensor: the trace cannot follow where they go, so it runs eagerly."""
+    v = gg.Variable([1.0, 2.0, 3.0])
+    f = _changing_variable_calls(lambda x: x * _in_thread(lambda: read(v)), v)
+    assert "another thread while tracing" in f.diagnostics()[0]
+
+
+def test_a_helper_thread_reading_a_variable_for_itself_leaves_the_trace_alone():
+    """What the helper made from a variable and kept to itself: the trace replays (no refusal for nothing)."""
+    v = gg.Variable([1.0, 2.0, 3.0])
+
+    def fn(x):
+        _in_thread(lambda: v * 2.0)  # its value stays in the helper
+        return gg.exp(x)
+    f = _changing_variable_calls(fn, v)
+    assert f.trace_count == 1 and "kernel steps" in f.diagnostics()[0]
+
+
 def test_two_threads_tracing_at_once_each_trace_their_own():
     barrier = threading.Barrier(2)
     v = gg.Variable([1.0, 2.0, 3.0])

@@ -15,7 +15,7 @@ import time
 import pytest
 
 import gpugrad as gg
-from gpugrad import ops
+from gpugrad._tools import declared_names
 from tests.conftest import skip_or_fail
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -108,20 +108,22 @@ def test_the_user_script_runs_and_trains():
 def _declared_all(module):
     """The list assigned to ``__all__`` under ``if TYPE_CHECKING:`` in ``module``'s source (None if none)."""
     with open(module.__file__) as f:
-        tree = ast.parse(f.read())
-    for node in tree.body:
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
-            for stmt in node.body:
-                if isinstance(stmt, ast.Assign) and [getattr(t, "id", None) for t in stmt.targets] == ["__all__"]:
-                    return [ast.literal_eval(e) for e in stmt.value.elts]
-    return None
+        return declared_names.declared(f.read())[0]
 
 
-@pytest.mark.parametrize("name", [m.__name__ for m in ops._MODULES] + ["gpugrad.ops", "gpugrad.raw_ops",
-                                                                  "gpugrad.nn.functional"])
+@pytest.mark.parametrize("name", declared_names.checked_modules())
 def test_the_names_declared_for_type_checkers_are_the_computed_ones(name):
+    """What a type checker reads: the same set of names, each once (gpugrad.ops' and raw_ops' are sorted)."""
     module = importlib.import_module(name)
-    assert _declared_all(module) == list(module.__all__)
+    declared = _declared_all(module)
+    assert len(set(declared)) == len(declared)
+    assert sorted(declared) == sorted(module.__all__)
+
+
+def test_the_declared_names_are_as_the_tool_writes_them():
+    """After a merge or a new op: the lists are rewritten by one command, which this failure names."""
+    stale = declared_names.stale_modules()
+    assert stale == [], f"stale TYPE_CHECKING names in {stale}: run `{declared_names.COMMAND}`"
 
 
 def test_the_raw_ops_imported_for_type_checkers_are_the_raw_ops():
@@ -129,7 +131,29 @@ def test_the_raw_ops_imported_for_type_checkers_are_the_raw_ops():
         tree = ast.parse(f.read())
     blocks = [n for n in tree.body if isinstance(n, ast.If) and getattr(n.test, "id", None) == "TYPE_CHECKING"]
     imported = [a.name for b in blocks for s in b.body if isinstance(s, ast.ImportFrom) for a in s.names]
-    assert imported == list(gg.raw_ops.__all__)
+    assert imported == sorted(gg.raw_ops.__all__)
+
+
+@pytest.mark.parametrize("name", ["gpugrad.ops", "gpugrad.raw_ops", "gpugrad.ops.math"])
+def test_the_tool_rewrites_a_stale_list_to_the_true_one(name):
+    """A list (and raw_ops' import) that lost a name and holds one that is not an op: the tool restores the file."""
+    with open(importlib.import_module(name).__file__) as f:
+        source = f.read()
+    layout = dict(one_a_line=name in declared_names.SORTED, ops_import=name == "gpugrad.raw_ops")
+    want = declared_names.expected(name)
+    stale = declared_names.rewrite_source(source, want[1:] + ["not_an_op"], **layout)
+    assert declared_names.declared(stale)[0] == want[1:] + ["not_an_op"]
+    assert declared_names.rewrite_source(stale, want, **layout) == source
+
+
+def test_the_tool_check_lists_a_stale_module_and_exits_1(monkeypatch, capsys):
+    real = declared_names.rewritten
+    monkeypatch.setattr(declared_names, "rewritten",
+                        lambda name: real(name) + "# stale\n" if name == "gpugrad.raw_ops" else real(name))
+    assert declared_names.main(["--check"]) == 1
+    out = capsys.readouterr().out
+    assert out.splitlines() == [f"{os.path.join('gpugrad', 'raw_ops.py')}: the TYPE_CHECKING names of gpugrad.raw_ops "
+                                f"are stale; run: {declared_names.COMMAND}"], out
 
 
 def test_the_package_ships_its_py_typed_marker():

@@ -19,7 +19,9 @@ is prebound to the very arrays. Variables are read and written where they live.
 
 What a trace cannot follow is refused with the reason (:class:`Untraceable`, and then the
 function runs eagerly): a root that raised (a caught error), a root run in another thread on
-data the trace follows, a tensor made outside the roots that a later root reads. For the user's
+data the trace follows, what a root in another thread made from a Variable's values once it reaches
+the trace, a host read in another thread of a Variable or of traced data (where the values go is out
+of sight), a tensor made outside the roots that a later root reads. For the user's
 own code it is raised as a TraceError naming the line: a traced tensor read on the host outside
 an op. (The line is found by walking the stack, for the message only.)
 """
@@ -259,7 +261,8 @@ class Capture:
         self.variables = {}  # id(variable) -> variable read or written
         self.var_arrays = {}  # id(array) -> variable, the live arrays of the variables seen
         self.viewed = set()  # ids of buffers that views made in the trace look into
-        self.births = {}  # id(array) -> line, arrays wrapped outside any root (not replayable)
+        self.births = {}  # id(array) -> why a root that reads it cannot replay (made outside the trace's roots)
+        self.foreign = {}  # id(array) -> array: made in another thread from a Variable's values, while tracing
         self.keep = []  # arrays and tensors the ids above refer to
         self.refusal = None  # an Untraceable or TraceError to raise once the call returns
         self.modules = {}  # id(module) -> Module called while tracing (guarded by the replay)
@@ -384,9 +387,9 @@ class Capture:
         return False
 
     def _check_birth(self, a):
-        line = self.births.get(id(a))
-        if line is not None:
-            raise Untraceable(f"an array made outside gpugrad's ops at {line} is read by a later op")
+        why = self.births.get(id(a))
+        if why is not None:
+            raise Untraceable(why)
 
     # --- the roots ------------------------------------------------------------------
     def __enter__(self):
@@ -435,22 +438,55 @@ class Capture:
 
     def note_foreign_call(self, fn, args, kwargs):
         """Root ``fn`` runs in a thread that does not trace: if it reads data this trace follows, its work is
-        outside the capture, and this signature runs eagerly."""
+        outside the capture, and this signature runs eagerly. True when it reads a Variable the trace has not
+        read (yet), or what such a call made: its result (:meth:`note_foreign_result`) holds values of the
+        call's time, which may reach the trace only as a constant."""
         if self.refusal is not None:
-            return
+            return False
+        derived = False
         for x in _argument_leaves(args, kwargs):
             if isinstance(x, Variable):
                 seen = id(x) in self.variables
+                derived = derived or not seen
             elif isinstance(x, Tensor):
                 seen = self.is_traced(x)
+                derived = derived or id(_root_array(x._data)) in self.foreign
             else:
                 seen = _is_array(x) and self.known_array(x)
+                derived = derived or (_is_array(x) and id(_root_array(x)) in self.foreign)
             if seen:
                 self._refuse(Untraceable(
                     f"{getattr(fn, '__qualname__', fn)} ran in another thread on data the trace follows, at "
                     f"{user_line(4)}: a trace captures the tracing thread's work only; run the helper's ops in "
                     f"the traced function's thread, or run this function eagerly"))
-                return
+                return False
+        return derived
+
+    def note_foreign_result(self, fn, result):
+        """What root ``fn``, run in another thread on a Variable's values (:meth:`note_foreign_call`), returned:
+        a root of this trace that reads it (or a view of it), or the function returning it, runs eagerly."""
+        why = (f"{getattr(fn, '__qualname__', fn)} ran in another thread on a Variable at {user_line(4)}, and its "
+               f"result reaches the traced function: a replay would hand on the values of the trace's time; run "
+               f"the helper's ops in the traced function's thread, or run this function eagerly")
+        for leaf in nest.flatten(result):
+            if isinstance(leaf, Tensor) and not isinstance(leaf, Variable):
+                a = leaf._data
+                self.foreign[id(_root_array(a))] = _root_array(a)
+                self.births[id(a)] = why
+                self.keep.append(a)
+
+    def note_foreign_host_read(self, t, what):
+        """Tensor ``t`` read on the host in a thread that does not trace (:func:`.state.check_host_read`): when
+        it holds values that change from call to call (a Variable's, this trace's, or made from a Variable in
+        another thread), where they go is out of sight, maybe into this trace as a constant: this signature
+        runs eagerly."""
+        if self.refusal is not None:
+            return
+        if isinstance(t, Variable) or self.is_traced(t) or id(_root_array(t._data)) in self.foreign:
+            self._refuse(Untraceable(
+                f"{what} of {'a Variable' if isinstance(t, Variable) else 'values the trace follows'} in another "
+                f"thread while tracing, at {user_line(4)}: its values may reach the traced function as constants "
+                f"of the trace's time; read them in the traced function's thread, or run this function eagerly"))
 
     def note_emitted(self, op_type, inputs, outputs, attrs):
         """Op ``op_type`` emitted (:func:`.state.emitted`): inside a root it is that root's work; outside any,
@@ -480,7 +516,7 @@ class Capture:
             self._add_tensor(t)
             self.keep.append(t)
         elif self._holds_traced(source):
-            self.births[id(a)] = user_line(4)
+            self.births[id(a)] = f"an array made outside gpugrad's ops at {user_line(4)} is read by a later op"
             self.keep.append(a)
 
     def _refuse(self, error):

@@ -39,13 +39,16 @@ def end(capture, token):
 def call_root(fn, kind, args, kwargs):
     """A declared root (:mod:`.declare`) called while some thread traces: the calling thread's capture takes
     the call as a step; in a thread that does not trace, each tracing thread's capture sees whether the call
-    reads data it follows (work it cannot replay), and the call runs as usual."""
+    reads data it follows (work it cannot replay) or a Variable's values (then it marks the result, which
+    must not reach the trace as a constant), and the call runs as usual."""
     capture = current()
     if capture is not None:
         return capture.call_root(fn, kind, args, kwargs)
-    for other in tuple(active):
-        other.note_foreign_call(fn, args, kwargs)
-    return fn(*args, **kwargs)
+    followers = [other for other in tuple(active) if other.note_foreign_call(fn, args, kwargs)]
+    result = fn(*args, **kwargs)
+    for other in followers:  # the call read a Variable's values: what it made may not reach that trace
+        other.note_foreign_result(fn, result)
+    return result
 
 
 def emitted(op_type, inputs, outputs, attrs):
@@ -67,10 +70,15 @@ def made_outside_ops(tensor, source):
 
 def check_host_read(tensor, what):
     """TraceError when ``tensor`` is traced by the calling thread's capture and read on the host from
-    the traced function itself (not from inside an op, which then replays by being called again)."""
+    the traced function itself (not from inside an op, which then replays by being called again). In a
+    thread that does not trace, each tracing thread's capture sees whether the values read are ones it
+    follows or a Variable's (which may reach it as a constant of the trace's time)."""
     capture = current()
     if capture is not None:
         capture.check_host_read(tensor, what)
+        return
+    for other in tuple(active):
+        other.note_foreign_host_read(tensor, what)
 
 
 def check_new_variable():
