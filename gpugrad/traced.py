@@ -89,7 +89,7 @@ from ._recorder import _thread_stack
 from ._tracing import state
 from ._tracing.capture import Capture, TracedArray, Untraceable
 from ._tracing.guards import Guards
-from ._tracing.plan import compile_plan
+from ._tracing.plan import ReplayDiverged, compile_plan
 from . import mixed_precision as _mp
 from .backend import CPU, _current_default
 from .tensor import Tensor, Variable
@@ -253,7 +253,12 @@ class Function:
                 self._traces.move_to_end(signature)
             if trace.plan is None:
                 return self._fn(*args, **kwargs)
-            return trace.plan.run(arrays)
+            try:
+                return trace.plan.run(arrays)
+            except ReplayDiverged as e:  # nothing with effects ran: trace this call again, as a changed guard does
+                del self._traces[signature]
+                self._guard_retraces += 1
+                return self._trace(signature, args, kwargs, list(flat), f"a step took another branch ({e})")
 
     def _guard_failed(self, trace):
         """What made ``trace`` stale; warns once when guards have made this function trace again 5 times

@@ -229,10 +229,10 @@ def _gradient_of_gradient(fn, weight, directions):
     return second
 
 
-def assert_second_order_replays_to_eagers_bits(fn, arrays, refusals=()):
+def assert_second_order_replays_to_eagers_bits(fn, arrays, retraces=0):
     """gg.function of a gradient of a gradient of ``fn``, called at ``arrays`` and at two points near them:
-    eager's bits, from one trace. A call that raises a TraceError whose message holds one of ``refusals``
-    passes too (the plan refused work it cannot replay: never a wrong number)."""
+    eager's bits, from one trace (from at most ``1 + retraces``: a rule that picks its formula by the data
+    traces again when a call takes the other branch)."""
     weight = gg.tensor(normal(*fn(*_primals(arrays)).shape))
     directions = _primals([normal(*a.shape) for a in arrays])
     second = _gradient_of_gradient(fn, weight, directions)
@@ -241,16 +241,11 @@ def assert_second_order_replays_to_eagers_bits(fn, arrays, refusals=()):
         xs = _primals(arrays) if call == 0 else _primals([a + 0.01 * call * normal(*a.shape) for a in arrays])
         with warnings.catch_warnings():
             warnings.simplefilter("error", RuntimeWarning)  # "runs eagerly" is a failure here, with its reason
-            try:
-                got = traced(*xs)
-            except gg.TraceError as e:
-                if any(r in str(e) for r in refusals):
-                    continue
-                raise
+            got = traced(*xs)
         want = second(*xs)
         for g, w in zip(got, want, strict=True):
             np.testing.assert_array_equal(g.numpy(), w.numpy())
-    assert traced.trace_count == 1, traced.diagnostics()
+    assert traced.trace_count <= 1 + retraces, traced.diagnostics()
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -259,7 +254,7 @@ def test_second_order_inside_gg_function_is_eagers_to_the_bit(case):
 
 
 # Gradient rules that choose their formula by the data (a zero in x, a singular matrix, a zero base): a replay
-# whose inputs take the other branch raises TraceError (plan.py: "ran ops ... on replay where the trace ran ...").
+# whose inputs take the other branch stops before any effect and traces again (plan.py: ReplayDiverged).
 BRANCHING_RULES = {"CumProd", "Prod", "MatrixDeterminant", "Pow"}
 DYNAMIC_SHAPES = {"Svd-lstsq_solution", "Svd-lstsq_residuals"}  # lstsq's rank: runs eagerly by declaration
 
@@ -267,8 +262,7 @@ DYNAMIC_SHAPES = {"Svd-lstsq_solution", "Svd-lstsq_residuals"}  # lstsq's rank: 
 @pytest.mark.parametrize("spec", [pytest.param(s, id=s.id) for s in ALL_SPECS
                                   if s.order >= 2 and s.id not in DYNAMIC_SHAPES])
 def test_second_order_of_every_op_spec_inside_gg_function_is_eagers_to_the_bit(spec):
-    refusals = ("on replay where the trace ran",) if spec.op_type in BRANCHING_RULES else ()
-    assert_second_order_replays_to_eagers_bits(spec.fn, spec.inputs(), refusals)
+    assert_second_order_replays_to_eagers_bits(spec.fn, spec.inputs(), 2 if spec.op_type in BRANCHING_RULES else 0)
 
 
 class _OneUlpOff:

@@ -393,3 +393,34 @@ def test_an_op_emitted_by_an_undeclared_function_is_never_a_constant():
         return emit("UserCubeWithoutReplay", x._data ** 3, x._device, (x,))
     f = _same_as_eager(lambda x: cube(x) + 1.0, _inputs())
     assert "does not know" in f.diagnostics()[0]
+
+
+# A gradient rule that picks its formula by the data (cumprod's rule: a zero in x or not) runs other ops when a
+# later call takes the other branch: the replay stops before any effect and the call traces again.
+def _cumprod_grad(x):
+    with gg.GradientTape() as tape:
+        tape.watch(x)
+        y = gg.sum(gg.cumprod(x) * gg.tensor([1.0, 2.0, 3.0]))
+    return tape.gradient(y, x)
+
+
+def test_a_rule_that_takes_another_branch_on_replay_traces_again_to_the_eager_bits():
+    f = gg.function(_cumprod_grad)
+    for values in ([1.0, 2.0, 3.0], [1.0, 0.0, 3.0], [0.0, 2.0, 0.0], [1.5, 2.0, 3.0]):
+        x = gg.tensor(values)
+        np.testing.assert_array_equal(f(x).numpy(), _cumprod_grad(x).numpy())
+    assert 2 <= f.trace_count <= 4, f.diagnostics()
+
+
+def test_after_a_step_with_effects_a_changed_branch_is_a_clear_trace_error():
+    v = gg.Variable([1.0, 2.0, 3.0])
+
+    def step(x):
+        v.assign_add(x)  # a write the replay has made before the rule runs: it cannot start over
+        return _cumprod_grad(gg.identity(v))
+    f = gg.function(step)
+    f(gg.tensor([0.0, 0.0, 0.0]))
+    before = v.numpy().copy()
+    with pytest.raises(gg.TraceError, match="on replay where the trace ran"):
+        f(gg.tensor([0.0, -2.0, 0.0]))  # v gets a zero: the rule's other branch
+    np.testing.assert_array_equal(v.numpy(), before + [0.0, -2.0, 0.0])  # the write happened once

@@ -96,7 +96,15 @@ class Plan:
         return nest.pack_like(self.structure, leaves)
 
 
-def _call_closure(step):
+class ReplayDiverged(TraceError):
+    """A call step ran other ops on replay than at the trace (a gradient rule that picks its formula by the data:
+    a zero in ``cumprod``'s input, a singular matrix), before any step with effects ran: the replay stops and
+    ``gg.function`` traces this call again."""
+
+
+def _call_closure(step, may_retrace=False):
+    """The function of no arguments that replays call step ``step``; ``may_retrace``: no step with effects runs
+    before it, so a replay that meets other ops raises :class:`ReplayDiverged` (the call traces again)."""
     fn, args, kwargs, outputs, saved = step.fn, step.args, step.kwargs, step.outputs, step.saved
     n_records = len(step.op_types)
     op_types = step.op_types
@@ -123,7 +131,7 @@ def _call_closure(step):
                     xp_of(buffer).copyto(buffer, a)
         if saved:
             if len(records) != n_records or tuple(r[0] for r in records) != op_types:
-                raise TraceError(
+                raise (ReplayDiverged if may_retrace else TraceError)(
                     f"{getattr(fn, '__qualname__', fn)} ran ops {[r[0] for r in records]} on replay where the "
                     f"trace ran {list(op_types)}; the plan cannot follow work that changes with the data")
             for r, path, buffer, through_base in saved:
@@ -175,7 +183,14 @@ def compile_plan(capture, result):
         target = moved.get(id(t._data))
         if target is not None:
             t._data = target
-    compiled = [s.build(moved) if isinstance(s, KernelStep) else _call_closure(s) for s in steps]
+    compiled = []
+    effects = False  # whether a step with effects (a HOST call: a variable written, a draw) comes before
+    for s in steps:
+        if isinstance(s, KernelStep):
+            compiled.append(s.build(moved))
+        else:
+            compiled.append(_call_closure(s, may_retrace=not effects))
+            effects = effects or s.kind != declare.OP
     guards = []
     seen = set()
     for s in steps:
