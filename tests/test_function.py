@@ -479,3 +479,23 @@ def test_an_error_while_tracing_reaches_the_caller_and_leaves_nothing_recording(
         f(gg.ones((2, 3)), gg.ones((2, 3)))
     assert _recorder.recording_anywhere == [] and state.active == [] and state.current() is None
     assert f(gg.ones((2, 3)), gg.ones((3, 2))).numpy().tolist() == [[3.0, 3.0], [3.0, 3.0]]
+
+
+@pytest.mark.parametrize("device", device_params())
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+@pytest.mark.parametrize("name", ["sum", "mean", "max"])
+def test_reductions_of_16_bit_floats_replay_to_the_eager_bits(name, dtype, device):
+    # the forward accumulates 16-bit floats in float32: the replay calls the forward's own array function
+    if dtype == "bfloat16":
+        pytest.importorskip("ml_dtypes", reason="bfloat16 needs the bfloat16 extra (ml_dtypes)")
+    op = getattr(gg, name)
+
+    def f(x):
+        return op(x * 1.0, axis=0), op(x + 0.5)
+    traced = gg.function(f)
+    rng = np.random.default_rng(4)
+    for _ in range(4):
+        x = gg.tensor(rng.uniform(0, 2, (96, 9)).astype(np.float32), dtype=dtype, device=device)
+        for got, want in zip(traced(x), f(x)):
+            assert got.dtype == want.dtype and got.numpy().tobytes() == want.numpy().tobytes()
+    assert traced.trace_count == 1

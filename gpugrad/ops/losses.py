@@ -402,21 +402,34 @@ def softmax_cross_entropy_grad(probs: TensorLike, labels: TensorLike, dy: Tensor
                          f"{dy.shape}")
     if dev is CPU:
         data = _softmax_cross_entropy_grad_cpu(probs._data, labels._data, dy._data)
-    else:  # the kernel reads probs by flat index and labels, dy by row
-        xp = dev.xp
-        rows_dy = xp.broadcast_to(dy._data, labels.shape) if dy._data.ndim == 0 else dy._data
-        data = dev.backend.fused("softmax_cross_entropy_grad", xp.ascontiguousarray(probs._data),
-                                 xp.ascontiguousarray(labels._data), xp.ascontiguousarray(rows_dy),
-                                 C=probs.shape[-1])
+    else:
+        data = _softmax_cross_entropy_grad_gpu(dev, probs._data, labels._data, dy._data)
     return emit("SoftmaxCrossEntropyGrad", data, dev, (probs, labels, dy))
 
 
-@replay.replays("SoftmaxCrossEntropyGrad")
+def _softmax_cross_entropy_grad_gpu(dev, probs, labels, dy, out=None):
+    """The fused kernel's gradient on GPU ``dev`` (into ``out`` when given): it reads probs by flat index
+    and labels, dy by row."""
+    xp = dev.xp
+    rows_dy = xp.broadcast_to(dy, labels.shape) if dy.ndim == 0 else dy
+    arrays = (xp.ascontiguousarray(probs), xp.ascontiguousarray(labels), xp.ascontiguousarray(rows_dy))
+    if out is not None:
+        arrays += (out,)
+    return dev.backend.fused("softmax_cross_entropy_grad", *arrays, C=probs.shape[-1])
+
+
+def _softmax_cross_entropy_grad_graph_safe(inputs, attrs, outputs):
+    # one launch into the output: dy by row (a 0-d dy is broadcast into a copy first) and one float dtype
+    probs, _, dy = inputs
+    return dy.ndim != 0 and replay.floats_of_one_dtype([probs, dy], outputs)
+
+
+@replay.replays("SoftmaxCrossEntropyGrad", graph_safe=_softmax_cross_entropy_grad_graph_safe)
 def _softmax_cross_entropy_grad_replay(inputs, attrs, outputs, device):
     probs, labels, dy = inputs
     out = outputs[0]
-    if device is not CPU:
-        return None
+    if device is not CPU:  # the forward's kernel, into the output
+        return lambda: _softmax_cross_entropy_grad_gpu(device, probs, labels, dy, out)
     return lambda: replay.into(out, _softmax_cross_entropy_grad_cpu(probs, labels, dy))
 
 

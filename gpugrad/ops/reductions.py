@@ -99,7 +99,7 @@ def mean_data(d, device, axes, keepdims=False):
     return out
 
 
-replay.reduction("Sum", "add")  # cpu_fast.sum: np.add.reduce
+replay.reduction("Sum", "add", data=sum_data)  # cpu_fast.sum: np.add.reduce
 
 
 @RegisterGradient("Sum", reads_outputs=False)
@@ -143,7 +143,8 @@ def mean(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
     return emit("Mean", mean_data(x._data, x._device, axes, keepdims), x._device, (x,), {"axes": axes})
 
 
-replay.reduction("Mean", "add", count=lambda shape, axes: group_size(shape, axes))  # cpu_fast.mean's steps
+replay.reduction("Mean", "add", count=lambda shape, axes: group_size(shape, axes),  # cpu_fast.mean's steps
+                 data=mean_data)
 
 
 @RegisterGradient("Mean", reads_outputs=False)
@@ -214,7 +215,8 @@ def min(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:  # 
     return emit("Min", out, x._device, (x,), {"axes": axes})
 
 
-replay.reduction("Max", "maximum", nonempty=True)
+replay.reduction("Max", "maximum", nonempty=True,
+                 data=lambda d, device, axes, keepdims: d.max(axis=axes, keepdims=keepdims))  # max's own call
 
 
 @RegisterGradient("Max")

@@ -186,11 +186,15 @@ def ufunc(op_type: str, name: str, cost: Optional[int] = None) -> Replay:
 
 
 def reduction(op_type: str, name: str, *, nonempty: bool = False,
-              count: Optional[Callable[[tuple, tuple], Optional[int]]] = None) -> Replay:
+              count: Optional[Callable[[tuple, tuple], Optional[int]]] = None,
+              data: Optional[Callable[..., Any]] = None) -> Replay:
     """Declare op type ``op_type`` whose CPU forward is ``np.<name>.reduce`` over ``attrs["axes"]`` (float
     operands of one dtype; keepdims read from the output's rank); ``nonempty``: only where the input has
     elements (a reduction with no identity); ``count(shape, axes)``: the forward then divides by it (a mean),
-    for float32 and float64. On a GPU CuPy's reductions are replayed by calling the op.
+    for float32 and float64. On a GPU, and for 16-bit floats (which the forward accumulates in float32),
+    ``data(x, device, axes, keepdims)`` (the forward's own array function) is called and its result copied
+    into the output: the forward's very call, so its bits; on a GPU never in a CUDA Graph (CuPy's reductions
+    take CUB's temporaries from the pool). Without ``data`` those replay by calling the op.
 
     Example:
         >>> from gpugrad.backend import CPU
@@ -205,9 +209,13 @@ def reduction(op_type: str, name: str, *, nonempty: bool = False,
         if len(outputs) != 1 or not floats_of_one_dtype(inputs, outputs) or attrs is None or "axes" not in attrs:
             return None
         (x,), out, axes = inputs, outputs[0], attrs["axes"]
-        if device is not CPU or (nonempty and not x.size):
+        if nonempty and not x.size:
             return None
         keepdims = out.ndim == x.ndim and x.ndim > 0
+        if device is not CPU or x.dtype.itemsize < 4:
+            if data is None:
+                return None
+            return lambda: into(out, data(x, device, axes, keepdims))
         if count is None:
             return functools.partial(reduce, x, axis=axes, keepdims=keepdims, out=out)
         n = count(x.shape, axes)
