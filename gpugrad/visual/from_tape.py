@@ -11,8 +11,9 @@ only when asked: recording stays as it is. What is marked follows the backward s
   target through recorded ops (with no target given: when it has a reached output);
 - an op is **cut** when a source reaches it and the gradient stops there: it is declared not
   differentiable, its outputs are integers, or (with targets given) no recorded op reads its output
-  and it is not a target, so the value left the tape (``.numpy()``, ``np.asarray``, an op inside
-  ``stop_recording()``); ``note`` says which;
+  and it is not a target: the value left the tape (``.numpy()``, ``np.asarray``, an op inside
+  ``stop_recording()``), or it is a result the targets do not use (a metric): an unrecorded op leaves
+  no trace, so the two look the same; ``note`` says which of these it is;
 - the other ops are **off**: not reached from a source, or leading elsewhere.
 
 Example:
@@ -30,7 +31,7 @@ from .._recorder import BACKWARD_FN, INPUTS, OUTPUTS, TYPE
 from ..tensor import Variable
 from .model import Edge, Node, OpGraph
 
-LEAVES_TAPE = "no recorded op reads its output: it left the tape (.numpy(), np.asarray, an unrecorded op)"
+LEAVES_TAPE = "no recorded op reads it: taken out of the tape (.numpy(), np.asarray) or unused by the target"
 INTEGER_OUTPUT = "integer output: no gradient"
 
 
@@ -54,9 +55,10 @@ def tape_graph(records, watched, sources, targets=(), title=None):
     leads = None  # ids of what the targets are made from (None: no target given, everything leads)
     if targets:
         leads = set(target_ids)
-        for rec in reversed(records):
-            if any(id(o) in leads and id(o) not in source_ids for o in rec[OUTPUTS]):
-                leads.update(id(t) for t in rec[INPUTS])  # (a source's gradient is not sent on to what made it)
+        for rec, passes in zip(reversed(records), reversed(differentiable)):
+            if passes and any(id(o) in leads and id(o) not in source_ids for o in rec[OUTPUTS]):
+                # the gradient goes back through it to its float inputs (a source's is not sent on to what made it)
+                leads.update(id(t) for t in rec[INPUTS] if _dt.inexact(t.dtype))
         leads |= source_ids
     statuses = [_status(rec, passes, reached, leads, read, target_ids)
                 for rec, passes in zip(records, differentiable)]
