@@ -134,7 +134,8 @@ class GradientTape:
         """What this tape recorded as a graph (a :class:`gpugrad.visual.OpGraph`): one node per recorded op
         (its type and each output's shape, dtype and device), one per source, target and constant it reads,
         and edges for the data flow. Given ``target``, the ops the gradient of ``target`` passes on its way
-        back to ``sources`` (default: every tensor and variable the tape watches) are marked ``"path"`` and
+        back to ``sources`` (default: every tensor and variable the tape watches; a dict names them, as
+        ``dict(model.named_variables())`` does) are marked ``"path"`` and
         those where it stops (``stop_gradient``, an integer result, a value taken out through NumPy) ``"cut"``;
         see :mod:`gpugrad.visual.from_tape`. ``str()`` lists the ops in order, ``.to_dot()`` gives Graphviz
         DOT text and ``.render("step.svg")`` draws it (the ``graph`` extra). Like torchviz's ``make_dot``
@@ -160,14 +161,17 @@ class GradientTape:
                                 "recorded; call tape.graph() before tape.gradient(), or use "
                                 "GradientTape(persistent=True)")
         targets = [] if target is None else nest.flatten(target)
+        labels = None
         if sources is None:
             flat_sources = [t for key, t in r.watched.items() if key in r.roots]
+        elif isinstance(sources, Mapping):  # named sources ({name: variable}, a model's named_variables())
+            labels, flat_sources = list(sources), list(sources.values())
         else:
             flat_sources = nest.flatten(sources)
         for t in targets + flat_sources:
             if not isinstance(t, Tensor):
                 raise NotATensorError(f"tape.graph() takes tensors or variables, not {type(t).__name__}")
-        return tape_graph(tuple(r.ops), r.watched.keys(), flat_sources, targets)
+        return tape_graph(tuple(r.ops), r.watched.keys(), flat_sources, targets, labels=labels)
 
     def reset(self) -> None:
         """Forget everything recorded so far; the tape keeps recording if it was."""

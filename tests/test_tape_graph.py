@@ -265,6 +265,10 @@ def test_fn_graph_of_a_traced_mlp_step_lists_its_plan_steps():
     assert g.inputs_of("step0") == ["t0"] + [n.id for n in variables_drawn[:2]]  # x, the first layer's kernel, bias
     assert [n.label for n in g.nodes if "output" in n.roles] == ["#0"]
     assert g.inputs_of([n.id for n in g.nodes if "output" in n.roles][0]) == ["step3"]  # the loss
+    by_type = {n.op_type: n.id for n in g.ops}
+    # the gradient step reads the probabilities the forward kernel filled in (an input it computes too)
+    assert by_type["SoftmaxCrossEntropy"] in g.inputs_of(by_type["SoftmaxCrossEntropyGrad"])
+    assert [n.attrs for n in g.ops][:3] == ["activation=relu", "activation=relu", ""]
     assert all(n.segment is None for n in g.ops) and g.segments == 0  # on the CPU: no CUDA graph
     text = str(g)
     assert text.splitlines()[0] == f"function graph: {len(g.ops)} steps ({kinds.count('kernel')} kernel, 1 call)"
@@ -394,3 +398,15 @@ def test_render_draws_svg_and_png_with_graphviz(tmp_path):
     g.render(tmp_path / "g.png", dpi=50)
     assert (tmp_path / "g.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert render_module.format_of(tmp_path / "g.png") == "png"
+
+
+def test_named_sources_label_their_nodes():
+    from gpugrad.training import build_model
+    net = build_model("mlp", device="cpu")
+    with gg.GradientTape() as tape:
+        loss = gg.mean(net(gg.ones((2, 64))))
+    named = dict(net.named_variables())
+    g = tape.graph(target=loss, sources=named)
+    assert [n.label for n in g.sources] == list(named) and len(set(named)) == 6
+    assert [n.shapes[0] for n in g.sources] == [tuple(v.shape) for v in named.values()]
+    assert all(n.status == "path" for n in g.sources)

@@ -57,6 +57,8 @@ def node_label(n):
         lines = [f"{n.id}  {kind}", n.label]
     else:
         lines = [n.label]
+    if n.attrs:
+        lines.append(n.attrs)
     lines += [f"{shape} {dtype} {device}" for shape, dtype, device in zip(n.shapes, n.dtypes, n.devices)][:4]
     if len(n.shapes) > 4:
         lines.append(f"... {len(n.shapes) - 4} more outputs")

@@ -21,10 +21,10 @@ Example:
     >>> [(n.step_kind, n.op_type) for n in g.ops]
     [('kernel', 'Exp'), ('kernel', 'Mul')]
 """
-from .._tracing import graphs
-from .._tracing.capture import KernelStep, _root_array
+from .._tracing import graphs, kernels
+from .._tracing.capture import KernelStep, _arrays_in, _root_array
 from ..tensor import Tensor
-from .model import Edge, Node, OpGraph
+from .model import Edge, Node, OpGraph, _count, short_attrs
 
 
 class PlanPicture:
@@ -59,7 +59,13 @@ def describe_plan(capture, steps, outputs):
     for i, s in enumerate(steps):
         step_id = f"step{i}"
         kernel = isinstance(s, KernelStep)
-        reads = s.inputs if kernel else [x._data if isinstance(x, Tensor) else x for x in s.reads]
+        if kernel:  # it reads its inputs and the arrays its attributes hold, but those its kernel fills
+            filled = set(kernels.FILLS_ATTRS.get(s.op_type) or ()) if s.fills else set()
+            held = [(key, a) for key, value in (s.attrs or {}).items() for _, a in _arrays_in(value, ())]
+            made = set(kernels.FILLS_INPUTS.get(s.op_type) or ())  # inputs its kernel computes (the op before's)
+            reads = [a for j, a in enumerate(s.inputs) if j not in made] + [a for key, a in held if key not in filled]
+        else:
+            reads = [x._data if isinstance(x, Tensor) else x for x in s.reads]
         tails = []
         for a in reads:
             key = id(_root_array(a))
@@ -78,9 +84,10 @@ def describe_plan(capture, steps, outputs):
                 tails.append(tail)
                 edges.append(Edge(tail, step_id, f"{tuple(a.shape)} {a.dtype}"))
         if kernel:
-            written = list(s.outputs)
-            layout = _layout(written, s.device)
-            nodes.append(Node(step_id, "step", s.op_type, step_kind="kernel", **layout))
+            layout = _layout(s.outputs, s.device)
+            written = (list(s.outputs) + [a for key, a in held if key in filled]  # and what it saves for its gradient
+                       + [a for j, a in enumerate(s.inputs) if j in made])
+            nodes.append(Node(step_id, "step", s.op_type, step_kind="kernel", attrs=short_attrs(s.attrs), **layout))
         else:
             written = [b for _, b, _ in s.outputs] + [b for _, _, b, _ in s.saved]
             device = next((x._device for x in s.reads if isinstance(x, Tensor)), None)
@@ -108,12 +115,12 @@ def plan_graph(plan, name="fn"):
     """The :class:`~.model.OpGraph` of ``plan`` (its picture's nodes copied, so the graph is the caller's)."""
     picture = plan.picture
     nodes = [Node(n.id, n.kind, n.label, n.roles, n.status, n.note, n.shapes, n.dtypes, n.devices, n.op_type,
-                  n.step_kind, n.call_kind, n.segment) for n in picture.nodes]
+                  n.step_kind, n.call_kind, n.segment, n.attrs) for n in picture.nodes]
     edges = [Edge(e.tail, e.head, e.label, e.on_path) for e in picture.edges]
     stats = plan.stats
     segments = stats.get("graph_segments", 0)
-    title = (f"gg.function({name}): {stats['kernel_steps']} kernel steps, {stats['call_steps']} call steps; "
-             f"{stats.get('graph', '')}")
+    title = (f"gg.function({name}): {_count(stats['kernel_steps'], 'kernel step')}, "
+             f"{_count(stats['call_steps'], 'call step')}; {stats.get('graph', '')}")
     return OpGraph("function", nodes, edges, title, segments=segments)
 
 

@@ -27,17 +27,18 @@ Example:
 """
 from .. import _dtypes as _dt
 from .. import registry
-from .._recorder import BACKWARD_FN, INPUTS, OUTPUTS, TYPE
+from .._recorder import ATTRS, BACKWARD_FN, INPUTS, OUTPUTS, TYPE
 from ..tensor import Variable
-from .model import Edge, Node, OpGraph
+from .model import Edge, Node, OpGraph, short_attrs
 
 LEAVES_TAPE = "no recorded op reads it: taken out of the tape (.numpy(), np.asarray) or unused by the target"
 INTEGER_OUTPUT = "integer output: no gradient"
 
 
-def tape_graph(records, watched, sources, targets=(), title=None):
+def tape_graph(records, watched, sources, targets=(), title=None, labels=None):
     """The graph of ``records`` (a tape's, in order); ``watched``: the ids the tape follows; ``sources``
-    and ``targets``: tensors, marked as such and used for the path."""
+    and ``targets``: tensors, marked as such and used for the path; ``labels``: the sources' names (else
+    a variable's own name)."""
     cut_types = set(registry.not_differentiable_ops())
     source_ids = {id(s) for s in sources}
     target_ids = {id(t) for t in targets}
@@ -71,9 +72,11 @@ def tape_graph(records, watched, sources, targets=(), title=None):
         nodes.append(n)
         return n
 
-    for s in sources:
+    for k, s in enumerate(sources):
         if id(s) not in tensor_nodes:
-            tensor_node(s, ("source", "target") if id(s) in target_ids else ("source",))
+            n = tensor_node(s, ("source", "target") if id(s) in target_ids else ("source",))
+            if labels is not None:
+                n.label = str(labels[k])
     op_ids = []
     for i, rec in enumerate(records):
         status, note = statuses[i]
@@ -83,7 +86,8 @@ def tape_graph(records, watched, sources, targets=(), title=None):
             if id(t) in tensor_nodes or (id(t) in producer and producer[id(t)] < i):
                 continue
             tensor_node(t, ("watched",) if id(t) in watched else ("constant",), note=_value(t))
-        nodes.append(Node(op_id, "op", rec[TYPE], (), status, note, **_layout(rec[OUTPUTS])))
+        nodes.append(Node(op_id, "op", rec[TYPE], (), status, note, attrs=short_attrs(rec[ATTRS]),
+                          **_layout(rec[OUTPUTS])))
         seen = set()
         for t in rec[INPUTS]:
             if id(t) in seen:

@@ -35,7 +35,8 @@ class Node:
     (why it is cut, or what a step is), ``shapes``/``dtypes``/``devices`` (of each output, or of the
     tensor), ``op_type`` (an op's or step's), ``step_kind`` (a step's: ``"kernel"`` or ``"call"``),
     ``call_kind`` (a call step's declared kind: ``"op"`` or ``"host"``) and ``segment`` (the index of
-    the CUDA graph segment a GPU plan's step runs in, or None).
+    the CUDA graph segment a GPU plan's step runs in, or None) and ``attrs`` (an op's short attributes as
+    text, ``"activation=relu"``: :func:`short_attrs`).
 
     Example:
         >>> Node("op0", "op", "Mul", shapes=((2, 3),), dtypes=("float32",), devices=("cpu",)).describe()
@@ -43,16 +44,17 @@ class Node:
     """
 
     __slots__ = ("id", "kind", "label", "roles", "status", "note", "shapes", "dtypes", "devices", "op_type",
-                 "step_kind", "call_kind", "segment")
+                 "step_kind", "call_kind", "segment", "attrs")
 
     def __init__(self, id, kind, label, roles=(), status="off", note="", shapes=(), dtypes=(), devices=(),
-                 op_type=None, step_kind=None, call_kind=None, segment=None):
+                 op_type=None, step_kind=None, call_kind=None, segment=None, attrs=""):
         if status not in STATUSES:
             raise ValueError(f"a node's status is one of {STATUSES}, not {status!r}")
         self.id, self.kind, self.label, self.roles, self.status, self.note = id, kind, label, tuple(roles), status, note
         self.shapes, self.dtypes, self.devices = tuple(shapes), tuple(dtypes), tuple(devices)
         self.op_type = op_type if op_type is not None else (label if kind != "tensor" else None)
         self.step_kind, self.call_kind, self.segment = step_kind, call_kind, segment
+        self.attrs = attrs  # an op's short attributes, "activation=relu"
 
     def describe(self):
         """Its outputs (a tensor's: itself) as ``shape dtype device``, ``; ``-separated."""
@@ -165,7 +167,7 @@ class OpGraph:
             else:
                 kind = "" if n.kind == "op" else ("KERNEL " if n.step_kind == "kernel" else
                                                   f"CALL[{(n.call_kind or 'op').upper()}] ")
-                line = f"  {n.id:<6} {kind}{n.label:<16} {n.describe()}"
+                line = f"  {n.id:<6} {kind}{n.label:<16} {n.describe()}" + (f" {{{n.attrs}}}" if n.attrs else "")
                 ins = self.inputs_of(n.id)
                 if ins:
                     line += f"  <- {', '.join(ins)}"
@@ -216,6 +218,26 @@ class OpGraph:
         """
         from .render import render
         return render(self, path, dpi)
+
+
+def short_attrs(attrs, limit=3):
+    """An op's attributes that read in a few characters (strings, numbers, flags, tuples of numbers), as
+    ``key=value`` text; arrays and long values are left out.
+
+    Example:
+        >>> short_attrs({"activation": "relu", "saved": object(), "axes": (1,)})
+        'activation=relu, axes=(1,)'
+    """
+    if not isinstance(attrs, dict):
+        return ""
+    shown = []
+    for key, value in attrs.items():
+        if isinstance(value, (bool, int, float, str)) or value is None or (
+                isinstance(value, tuple) and all(isinstance(v, (int, float)) for v in value)):
+            text = value if isinstance(value, str) else repr(value)
+            if len(text) <= 24:
+                shown.append(f"{key}={text}")
+    return ", ".join(shown[:limit])
 
 
 def _count(n, noun):
