@@ -151,7 +151,7 @@ class GradientTape:
             tape graph: 2 ops, 1 source, 1 target; 2 ops on the gradient path, 0 cut
               t0     source w
               op0    Mul              (2,) float32 cpu  <- t0  [path]
-              op1    Sum              () float32 cpu  <- op0  [path]
+              op1    Sum              () float32 cpu {axes=(0,)}  <- op0  [path]
               t1     target   <- op1
         """
         from .visual.from_tape import tape_graph

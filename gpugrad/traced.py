@@ -229,7 +229,7 @@ class Function:
             function graph: 2 steps (2 kernel, 0 call)
               t0     input #0
               step0  KERNEL Mul              (2,) float32 cpu  <- t0
-              step1  KERNEL Sum              () float32 cpu  <- step0
+              step1  KERNEL Sum              () float32 cpu {axes=(0,)}  <- step0
               t1     output #0  <- step1
         """
         from .visual.from_plan import plan_graph
