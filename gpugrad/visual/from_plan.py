@@ -28,103 +28,118 @@ from .model import Edge, Node, OpGraph, _count, short_attrs
 
 
 class PlanPicture:
-    """What a plan keeps to be drawn: ``nodes`` and ``edges`` (see the module's notes)."""
+    """What a plan keeps to be drawn, recorded cheaply when it is compiled and made into nodes only when
+    asked: ``entries``, in node order, each ``[kind, name, layouts, device, extra]`` (kind ``"input"``,
+    ``"variable"``, ``"output"``, or ``"kernel"``/``"op"``/``"host"`` for a step; ``layouts``: the
+    ``(shape, dtype)`` of each output; ``extra``: a kernel step's attributes, a call step's op types);
+    ``edges``: ``(tail entry, head entry, shape, dtype)``; ``segments``: entry -> CUDA graph segment."""
 
-    __slots__ = ("nodes", "edges")
+    __slots__ = ("entries", "edges", "step_entries", "segments")
 
-    def __init__(self, nodes, edges):
-        self.nodes, self.edges = nodes, edges
+    def __init__(self, entries, edges, step_entries):
+        self.entries, self.edges, self.step_entries, self.segments = entries, edges, step_entries, {}
 
     def mark_segments(self, safe):
         """Give each step its CUDA graph segment, from ``safe`` (one flag per step: graph-safe)."""
-        steps = [n for n in self.nodes if n.kind == "step"]
         k = 0
-        for kind, group in graphs.segments(list(zip(range(len(steps)), safe))):
+        for kind, group in graphs.segments(list(zip(self.step_entries, safe))):
             if kind == "graph":
-                for i in group:
-                    steps[i].segment = k
+                for e in group:
+                    self.segments[e] = k
                 k += 1
 
 
 def describe_plan(capture, steps, outputs):
-    """The :class:`PlanPicture` of a capture's ``steps`` and ``outputs`` (``capture.output``'s, per leaf)."""
-    nodes, edges = [], []
-    writer = {}  # id(root array) -> node id of what wrote it last
-    variables = {}  # id(variable) -> its node id
-    tensor_id = iter(f"t{k}" for k in range(1 << 62)).__next__  # t0, t1, ...: tensors in the order met
+    """The :class:`PlanPicture` of a capture's ``steps`` and ``outputs`` (``capture.output``'s, per leaf).
+    It runs at every trace, so it keeps only identities and layouts; the nodes' text is made by
+    :func:`plan_graph`."""
+    entries, edges, step_entries = [], [], []
+    writer = {}  # id(root array) -> entry of what wrote it last
+    variables = {}  # id(variable) -> its entry
+    var_arrays = capture.var_arrays
+    fills = {}  # op type -> (input indices its kernel computes, attribute keys it fills)
     for k, (buffer, device) in enumerate(capture.inputs):
-        n = Node(tensor_id(), "tensor", f"#{k}", ("input",), **_layout([buffer], device))
-        nodes.append(n)
-        writer[id(_root_array(buffer))] = n.id
-    for i, s in enumerate(steps):
-        step_id = f"step{i}"
-        kernel = isinstance(s, KernelStep)
-        if kernel:  # it reads its inputs and the arrays its attributes hold, but those its kernel fills
-            filled = set(kernels.FILLS_ATTRS.get(s.op_type) or ()) if s.fills else set()
-            held = [(key, a) for key, value in (s.attrs or {}).items() for _, a in _arrays_in(value, ())]
-            made = set(kernels.FILLS_INPUTS.get(s.op_type) or ())  # inputs its kernel computes (the op before's)
-            reads = [a for j, a in enumerate(s.inputs) if j not in made] + [a for key, a in held if key not in filled]
+        writer[id(_root_array(buffer))] = len(entries)
+        entries.append(["input", f"#{k}", ((buffer.shape, buffer.dtype),), device, None])
+    for s in steps:
+        if s.__class__ is KernelStep:
+            made, filled = fills.get(s.op_type) or fills.setdefault(s.op_type, (
+                tuple(kernels.FILLS_INPUTS.get(s.op_type) or ()), tuple(kernels.FILLS_ATTRS.get(s.op_type) or ())))
+            attrs = s.attrs
+            held = [(key, a) for key, value in attrs.items() for _, a in _arrays_in(value, ())] \
+                if attrs.__class__ is dict and attrs else ()
+            if made or held:  # it reads its inputs and its attributes' arrays, but those its kernel computes
+                reads = [a for j, a in enumerate(s.inputs) if j not in made] + [
+                    a for key, a in held if not (s.fills and key in filled)]
+                written = list(s.outputs) + [a for j, a in enumerate(s.inputs) if j in made] + [
+                    a for key, a in held if s.fills and key in filled]
+            else:
+                reads, written = s.inputs, s.outputs
+            entry = ["kernel", s.op_type, tuple((a.shape, a.dtype) for a in s.outputs), s.device, attrs]
         else:
             reads = [x._data if isinstance(x, Tensor) else x for x in s.reads]
-        tails = []
+            written = [b for _, b, _ in s.outputs] + [b for _, _, b, _ in s.saved]
+            device = next((x._device for x in s.reads if isinstance(x, Tensor)), None)
+            entry = [s.kind, s.op_type, tuple((b.shape, b.dtype) for _, b, _ in s.outputs), device, s.op_types]
+        tails = set()
         for a in reads:
             key = id(_root_array(a))
             tail = writer.get(key)
             if tail is None:
-                v = capture.var_arrays.get(key)
+                v = var_arrays.get(key)
                 if v is None:
                     continue  # a constant
                 tail = variables.get(id(v))
                 if tail is None:
-                    n = Node(tensor_id(), "tensor", v.name or "Variable", ("variable",),
-                             **_layout([v._data], v._device))
-                    nodes.append(n)
-                    tail = variables[id(v)] = n.id
+                    tail = variables[id(v)] = len(entries)
+                    entries.append(["variable", v.name or "Variable", ((v.shape, v.dtype),), v._device, None])
             if tail not in tails:
-                tails.append(tail)
-                edges.append(Edge(tail, step_id, f"{tuple(a.shape)} {a.dtype}"))
-        if kernel:
-            layout = _layout(s.outputs, s.device)
-            written = (list(s.outputs) + [a for key, a in held if key in filled]  # and what it saves for its gradient
-                       + [a for j, a in enumerate(s.inputs) if j in made])
-            nodes.append(Node(step_id, "step", s.op_type, step_kind="kernel", attrs=short_attrs(s.attrs), **layout))
-        else:
-            written = [b for _, b, _ in s.outputs] + [b for _, _, b, _ in s.saved]
-            device = next((x._device for x in s.reads if isinstance(x, Tensor)), None)
-            layout = _layout([b for _, b, _ in s.outputs], device)
-            nodes.append(Node(step_id, "step", s.op_type, step_kind="call", call_kind=s.kind,
-                              note=", ".join(s.op_types[:6]) + (" ..." if len(s.op_types) > 6 else ""), **layout))
-            if s.kind == "host":  # its effects write the variables it is given (an optimizer's update)
-                for a in reads:
-                    if id(_root_array(a)) in capture.var_arrays:
-                        writer[id(_root_array(a))] = step_id
+                tails.add(tail)
+                edges.append((tail, None, a.shape, a.dtype))  # head: this step, once its entry is placed
+        here = len(entries)
+        entries.append(entry)
+        step_entries.append(here)
+        for j in range(len(edges) - len(tails), len(edges)):
+            edges[j] = (edges[j][0], here) + edges[j][2:]
+        if entry[0] == "host":  # its effects write the variables it is given (an optimizer's update)
+            for a in reads:
+                if id(_root_array(a)) in var_arrays:
+                    writer[id(_root_array(a))] = here
         for a in written:
-            writer[id(_root_array(a))] = step_id
+            writer[id(_root_array(a))] = here
     for k, how in enumerate(outputs):
-        if how[0] != "buffer":
-            continue
-        n = Node(tensor_id(), "tensor", f"#{k}", ("output",), **_layout([how[1]], how[2]))
-        nodes.append(n)
-        tail = writer.get(id(_root_array(how[1])))
-        if tail is not None:
-            edges.append(Edge(tail, n.id, f"{tuple(how[1].shape)} {how[1].dtype}"))
-    return PlanPicture(nodes, edges)
+        if how[0] == "buffer":
+            tail = writer.get(id(_root_array(how[1])))
+            if tail is not None:
+                edges.append((tail, len(entries), how[1].shape, how[1].dtype))
+            entries.append(["output", f"#{k}", ((how[1].shape, how[1].dtype),), how[2], None])
+    return PlanPicture(entries, edges, step_entries)
 
 
 def plan_graph(plan, name="fn"):
-    """The :class:`~.model.OpGraph` of ``plan`` (its picture's nodes copied, so the graph is the caller's)."""
+    """The :class:`~.model.OpGraph` of ``plan``: its picture's entries made into nodes."""
     picture = plan.picture
-    nodes = [Node(n.id, n.kind, n.label, n.roles, n.status, n.note, n.shapes, n.dtypes, n.devices, n.op_type,
-                  n.step_kind, n.call_kind, n.segment, n.attrs) for n in picture.nodes]
-    edges = [Edge(e.tail, e.head, e.label, e.on_path) for e in picture.edges]
+    ids, nodes = [], []
+    n_tensors = n_steps = 0
+    for i, (kind, label, layouts, device, extra) in enumerate(picture.entries):
+        where = getattr(device, "name", "?")
+        layout = {"shapes": [tuple(shape) for shape, _ in layouts], "dtypes": [str(dtype) for _, dtype in layouts],
+                  "devices": [where] * len(layouts)}
+        if kind in ("input", "variable", "output"):
+            node = Node(f"t{n_tensors}", "tensor", label, (kind,), **layout)
+            n_tensors += 1
+        elif kind == "kernel":
+            node = Node(f"step{n_steps}", "step", label, step_kind="kernel", attrs=short_attrs(extra),
+                        segment=picture.segments.get(i), **layout)
+            n_steps += 1
+        else:
+            note = ", ".join(extra[:6]) + (" ..." if len(extra) > 6 else "")
+            node = Node(f"step{n_steps}", "step", label, step_kind="call", call_kind=kind, note=note, **layout)
+            n_steps += 1
+        ids.append(node.id)
+        nodes.append(node)
+    edges = [Edge(ids[tail], ids[head], f"{tuple(shape)} {dtype}") for tail, head, shape, dtype in picture.edges]
     stats = plan.stats
-    segments = stats.get("graph_segments", 0)
     title = (f"gg.function({name}): {_count(stats['kernel_steps'], 'kernel step')}, "
              f"{_count(stats['call_steps'], 'call step')}; {stats.get('graph', '')}")
-    return OpGraph("function", nodes, edges, title, segments=segments)
-
-
-def _layout(arrays, device):
-    name = device.name if device is not None else "?"
-    return {"shapes": [tuple(a.shape) for a in arrays], "dtypes": [str(a.dtype) for a in arrays],
-            "devices": [name] * len(arrays)}
+    return OpGraph("function", nodes, edges, title, segments=stats.get("graph_segments", 0))
