@@ -11,6 +11,7 @@ Example:
     >>> print(quote('a "b"\nc\\d'))
     "a \"b\"\nc\\d"
 """
+import textwrap
 
 PATH_COLOR = "#c0392b"
 CUT_COLOR = "#e67e22"
@@ -63,7 +64,7 @@ def node_label(n):
     if len(n.shapes) > 4:
         lines.append(f"... {len(n.shapes) - 4} more outputs")
     if n.kind == "op" and n.status == "cut":
-        lines.append(f"CUT: {n.note}" if n.note else "CUT")
+        lines += textwrap.wrap(f"CUT: {n.note}" if n.note else "CUT", 40)  # a long reason on a few lines
     elif n.note and n.kind == "tensor":
         lines.append(n.note)
     return "\n".join(lines)
