@@ -50,7 +50,12 @@ class GradientExplanation:
     ``tape.gradient`` gives: ``"none"``, ``"zero"``, ``"nonzero"`` or
     ``"error"``), ``chain`` (the op types from the source along the path, up
     to where it ends or is cut), ``op`` (the op type where the path ends or
-    that zeroes the gradient; ``None`` if no op is to blame) and ``text``.
+    that zeroes the gradient; ``None`` if no op is to blame), ``text`` and
+    ``graph``: what the tape recorded as a :class:`gpugrad.visual.OpGraph`
+    from this source to the target, the gradient's path and the op where it
+    stops marked (``tape.graph(target, [source])``; None once a non-persistent
+    tape has released its records). Where the path is cut, the text names that
+    op's node in ``graph``.
 
     Example:
         >>> import gpugrad as gg
@@ -62,11 +67,11 @@ class GradientExplanation:
         ('tensor_not_watched', 'none')
     """
 
-    __slots__ = ("reason", "gradient", "chain", "op", "text")
+    __slots__ = ("reason", "gradient", "chain", "op", "text", "graph")
 
-    def __init__(self, reason, gradient, text, chain=(), op=None):
+    def __init__(self, reason, gradient, text, chain=(), op=None, graph=None):
         self.reason, self.gradient, self.text = reason, gradient, text
-        self.chain, self.op = tuple(chain), op
+        self.chain, self.op, self.graph = tuple(chain), op, graph
 
     def __str__(self):
         return self.text
@@ -100,7 +105,27 @@ def explain_gradient(tape, target, source):
         if not isinstance(s, Tensor):
             raise TypeError(f"explain_gradient() sources must be tensors or variables, not {type(s).__name__}")
     view = tape._diagnostic_view()  # the records and what the tape follows, read-only
-    return nest.pack_like(source, [_explain(view, targets, s) for s in sources])
+    return nest.pack_like(source, [_with_graph(_explain(view, targets, s), view, targets, s) for s in sources])
+
+
+# --------------------------------------------------------------------------- the picture
+
+def _with_graph(e, view, targets, source):
+    """``e`` with its ``graph`` (the tape's records from ``source`` to ``targets``), and, where the path is
+    cut (a None gradient, and an op the graph marks cut), a line naming that op's node (before the text's
+    ``path:`` line)."""
+    if view.records is None:
+        return e
+    from .visual.from_tape import tape_graph
+    e.graph = tape_graph(view.records, view.watched, [source], targets)
+    if e.gradient == "none" and e.graph.cut:
+        node = next((n for n in e.graph.cut if n.op_type == e.op), e.graph.cut[0])
+        if node is not None:
+            line = (f"The gradient stops at op {node.op_type!r}: node {node.id} of .graph, marked cut"
+                    f" ({node.note}); .graph.render('why.svg') draws it.")
+            at = e.text.rfind("\npath: ")
+            e.text = e.text + "\n" + line if at < 0 else e.text[:at] + "\n" + line + e.text[at:]
+    return e
 
 
 # --------------------------------------------------------------------------- the checks, in order

@@ -130,6 +130,49 @@ class GradientTape:
             return TapeView(None, None, r.watch_accessed)
         return TapeView(tuple(r.ops), r.watched.keys(), r.watch_accessed)
 
+    def graph(self, target: Any = None, sources: Any = None) -> Any:
+        """What this tape recorded as a graph (a :class:`gpugrad.visual.OpGraph`): one node per recorded op
+        (its type and each output's shape, dtype and device), one per source, target and constant it reads,
+        and edges for the data flow. Given ``target``, the ops the gradient of ``target`` passes on its way
+        back to ``sources`` (default: every tensor and variable the tape watches; a dict names them, as
+        ``dict(model.named_variables())`` does) are marked ``"path"`` and
+        those where it stops (``stop_gradient``, an integer result, a value taken out through NumPy) ``"cut"``;
+        see :mod:`gpugrad.visual.from_tape`. ``str()`` lists the ops in order, ``.to_dot()`` gives Graphviz
+        DOT text and ``.render("step.svg")`` draws it (the ``graph`` extra). Like torchviz's ``make_dot``
+        and TensorBoard's graph of a ``tf.function``; it reads the records without consuming them, so ask
+        before ``gradient()`` on a non-persistent tape. Building it costs nothing while the tape records.
+
+        Example:
+            >>> import gpugrad as gg
+            >>> w = gg.Variable([1.0, 2.0], name="w")
+            >>> with gg.GradientTape() as tape:
+            ...     loss = gg.sum(w * w)
+            >>> print(tape.graph(target=loss))
+            tape graph: 2 ops, 1 source, 1 target; 2 ops on the gradient path, 0 cut
+              t0     source w
+              op0    Mul              (2,) float32 cpu  <- t0  [path]
+              op1    Sum              () float32 cpu {axes=(0,)}  <- op0  [path]
+              t1     target   <- op1
+        """
+        from .visual.from_tape import tape_graph
+        r = self._rec
+        if r.ops is None:
+            raise GradientError("this non-persistent GradientTape has computed a gradient and released what it "
+                                "recorded; call tape.graph() before tape.gradient(), or use "
+                                "GradientTape(persistent=True)")
+        targets = [] if target is None else nest.flatten(target)
+        labels = None
+        if sources is None:
+            flat_sources = [t for key, t in r.watched.items() if key in r.roots]
+        elif isinstance(sources, Mapping):  # named sources ({name: variable}, a model's named_variables())
+            labels, flat_sources = list(sources), list(sources.values())
+        else:
+            flat_sources = nest.flatten(sources)
+        for t in targets + flat_sources:
+            if not isinstance(t, Tensor):
+                raise NotATensorError(f"tape.graph() takes tensors or variables, not {type(t).__name__}")
+        return tape_graph(tuple(r.ops), r.watched.keys(), flat_sources, targets, labels=labels)
+
     def reset(self) -> None:
         """Forget everything recorded so far; the tape keeps recording if it was."""
         self._rec.reset()

@@ -88,6 +88,7 @@ from . import anomaly
 from ._recorder import _thread_stack
 from ._tracing import state
 from ._tracing.capture import Capture, TracedArray, Untraceable
+from .errors import TraceError
 from ._tracing.guards import Guards
 from ._tracing.plan import ReplayDiverged, compile_plan
 from . import mixed_precision as _mp
@@ -211,6 +212,39 @@ class Function:
                          f"({st['buffers_shared']} outputs in shared buffers); {st.get('graph', 'no CUDA graph')}"
                          f"{_guarded(trace.guards)}{'; traced again: ' + trace.why if trace.why else ''}")
         return lines
+
+    def graph(self):
+        """The steps of the plan this function replays for the signature it was last called with, as a graph
+        (a :class:`gpugrad.visual.OpGraph`): one node per step in the order a replay runs them, a kernel step
+        (an op replayed by its kernel) or a call step (a declared root called again, ``OP`` or ``HOST``), its
+        outputs' shapes, dtypes and device, and on a GPU the CUDA graph segment it runs in; edges are the
+        data flow between steps, the plan's inputs and outputs and the variables read. See
+        :mod:`gpugrad.visual.from_plan`. As TensorBoard's graph of a ``tf.function``'s concrete function;
+        ``.to_dot()`` and ``.render(path)`` as for ``tape.graph()``. A TraceError before the first call, or
+        when that signature runs eagerly (with the reason).
+
+        Example:
+            >>> import gpugrad as gg
+            >>> f = gg.function(lambda x: gg.sum(x * x))
+            >>> _ = f(gg.tensor([1.0, 2.0]))
+            >>> print(f.graph())
+            function graph: 2 steps (2 kernel, 0 call)
+              t0     input #0
+              step0  KERNEL Mul              (2,) float32 cpu  <- t0
+              step1  KERNEL Sum              () float32 cpu {axes=(0,)}  <- step0
+              t1     output #0  <- step1
+        """
+        from .visual.from_plan import plan_graph
+        name = getattr(self._fn, "__name__", "fn")
+        with self._lock:
+            if not self._traces:
+                raise TraceError(f"gg.function({name}) has not been called yet, so it has no plan to draw: "
+                                 f"call it once with the arguments whose plan you want")
+            trace = next(reversed(self._traces.values()))
+        if trace.plan is None:
+            raise TraceError(f"gg.function({name}) runs eagerly for the signature it was last called with, so it "
+                             f"has no plan to draw: {trace.eager_reason}; draw a step with tape.graph() instead")
+        return plan_graph(trace.plan, name)
 
     def __call__(self, *args, **kwargs):
         # the common call in few Python steps: a replay's arithmetic leaves the interpreter's code cold,

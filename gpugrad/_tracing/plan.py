@@ -179,6 +179,8 @@ def compile_plan(capture, result):
             readers = Counter(id(_root_array(g._data)) for g, _, _ in pairs)  # a buffer two pairs read: no scratch
             s.args = (s.args[0], [(g, v, readers[id(_root_array(g._data))] == 1
                                    and _dead_after(g._data, i, last_read, returned, capture)) for g, v, _ in pairs])
+    from ..visual.from_plan import describe_plan  # (what fn.graph() draws: made now, before buffers move)
+    picture = describe_plan(capture, steps, outputs)
     for t in capture.tensors.values():  # the trace's tensors follow their arrays into shared buffers
         target = moved.get(id(t._data))
         if target is not None:
@@ -219,9 +221,11 @@ def compile_plan(capture, result):
         if launches:
             stats["graph"] += f"; the optimizer's step: a host step and {launches} update launches"
             stats["update_launches"] = launches
+        picture.mark_segments(safe)  # by step: an optimizer's step shows as one call step
     elif len(devices) > 1:
         stats["graph"] = "no CUDA graph: the plan spans several devices"
     plan = Plan(capture.inputs, compiled, outputs, structure, guards, stats, gpu, checks)
+    plan.picture = picture
     _hold(plan, capture, moved, guards)
     return plan
 
