@@ -39,7 +39,6 @@ myst_heading_anchors = 3  # `[...](page.md#a-heading)` resolves to the heading's
 
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
-napoleon_custom_sections = [("Example", "example"), ("Examples", "example")]
 
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"
@@ -55,7 +54,7 @@ nitpick_ignore_regex = [
                r"concurrent|dataclasses|functools)(\..*)?"),
     (r"py:.*", r"(int|float|bool|str|bytes|complex|object|None|type|tuple|list|dict|set|frozenset|"
                r"callable|Callable|Any|Sequence|Iterable|Iterator|Mapping|Optional|Union|Literal|"
-               r"ndarray|ArrayLike|DTypeLike|PathLike|Generator|TypeVar|ParamSpec)"),
+               r"ndarray|ArrayLike|PathLike|Generator|TypeVar|ParamSpec)"),
 ]
 
 nitpick_ignore = [
