@@ -2,7 +2,7 @@
 
 Every annotated module imports them under ``if TYPE_CHECKING:`` and writes its annotations as strings
 (``from __future__ import annotations``), so importing gpugrad never loads this module; mypy reads it,
-and pdoc imports it to show the aliases (which are real objects, so the names inside them resolve here).
+and docs/api/types.rst describes them for the API reference.
 
 Example:
     >>> from gpugrad import _typing

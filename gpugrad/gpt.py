@@ -27,7 +27,7 @@ from .ops import reshape, softmax_cross_entropy
 from .tensor import Tensor
 from .traced import function
 
-# the default run: about 3 minutes on a 2-core CPU (see README)
+# the default run: about 4 minutes on a 2-core CPU (see docs/guide/models.md)
 DEFAULTS = {"epochs": 6, "steps_per_epoch": 100, "batch_size": 32, "lr": 3e-3, "layers": 2, "d_model": 64,
             "heads": 4, "context": 64}
 VALIDATION = 0.1  # the last tenth of the text

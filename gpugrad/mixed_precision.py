@@ -20,7 +20,7 @@ low dtype once: the same numbers, at float32's speed. bfloat16 needs ``ml_dtypes
 
 The state: a process-wide policy (:func:`set_policy`, as Keras' global policy) and, above it,
 the innermost :func:`autocast` of the current thread or task (a ``ContextVar``). The ops' hook
-costs one module attribute test while no policy is on anywhere (:data:`active`); the casting itself
+costs one module attribute test while no policy is on anywhere (``active``); the casting itself
 is :mod:`gpugrad.ops._autocast` (this module imports no op).
 
 Inside :func:`gpugrad.function`, enter ``autocast`` around the call (or set the policy): a

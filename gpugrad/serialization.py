@@ -184,7 +184,7 @@ def load(path, module_or_variables=None, strict=True, optimizer=None, random_sta
 
     Every value is checked before any is assigned. With ``strict`` (the
     default) a key the file lacks, or a key in the file that no variable has,
-    raises :class:`CheckpointKeyError` (a ``KeyError``) naming it; with
+    raises :class:`~gpugrad.serialization.CheckpointKeyError` (a ``KeyError``) naming it; with
     ``strict=False`` both are skipped (a variable with no value is left as
     it is). A stored array whose shape differs from its variable's raises
     ``ShapeError`` naming both shapes. Values are cast to each variable's
@@ -193,7 +193,7 @@ def load(path, module_or_variables=None, strict=True, optimizer=None, random_sta
 
     ``optimizer``: restore its step count and slots (it should be of the
     class that saved them); with ``strict``, a file written without an
-    optimizer raises :class:`CheckpointKeyError`. ``random_state``: restore
+    optimizer raises :class:`~gpugrad.serialization.CheckpointKeyError`. ``random_state``: restore
     gpugrad's global generator likewise. The generators the model holds are
     restored where the file has them (a file written before they were saved
     leaves them as they are). A training checkpoint loads into the model

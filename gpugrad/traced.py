@@ -181,7 +181,7 @@ class Function:
         return functools.partial(self.__call__, instance)
 
     def experimental_get_tracing_count(self):
-        """TensorFlow's name for :attr:`trace_count`."""
+        """TensorFlow's name for ``trace_count``."""
         return self.trace_count
 
     @property

@@ -1,7 +1,7 @@
 """``gpugrad bench`` and ``gpugrad check``: the table, the JSON, --compare, --plot, the wheel, argument errors.
 
 The runs here are filtered (``-k``) and capped (``--rounds``) so that they take
-seconds; ``gpugrad bench --quick`` itself is measured in the README.
+seconds; ``gpugrad bench --quick`` itself is measured in docs/guide/benchmarks.md.
 """
 import importlib.metadata
 import importlib.util

@@ -121,7 +121,7 @@ def sinusoids(length: int, dim: int) -> np.ndarray:
 
 
 class SinusoidalPositionalEmbedding(Module):
-    """The fixed sine/cosine position table of :func:`sinusoids` added to (..., T, dim) inputs (no weights).
+    """The fixed sine/cosine position table of ``sinusoids`` added to (..., T, dim) inputs (no weights).
 
     Example:
         >>> import gpugrad as gg

@@ -111,7 +111,7 @@ def sigmoid_array(device, x):
 
 
 def sigmoid(x: TensorLike) -> Tensor:
-    """1 / (1 + e**-x) elementwise, without overflow for large |x|.
+    """1 / (1 + e**-x) elementwise, without overflow for large ``|x|``.
 
     Example:
         >>> import gpugrad as gg
@@ -299,7 +299,7 @@ elu_grad = declare(
 
 
 def softplus(x: TensorLike) -> Tensor:
-    """log(1 + e**x) elementwise, stable for large |x|.
+    """log(1 + e**x) elementwise, stable for large ``|x|``.
 
     Example:
         >>> import gpugrad as gg
@@ -335,7 +335,7 @@ softplus_grad = declare(
 
 
 def softsign(x: TensorLike) -> Tensor:
-    """x / (1 + |x|) elementwise, as ``tf.nn.softsign`` and ``torch.nn.functional.softsign``.
+    """``x / (1 + |x|)`` elementwise, as ``tf.nn.softsign`` and ``torch.nn.functional.softsign``.
 
     Example:
         >>> import gpugrad as gg
@@ -368,7 +368,7 @@ def _softsign_grad_grad(op, g):
 
 softsign_grad = declare(
     globals(), name="softsign_grad", op_type="SoftsignGrad", inputs=("x", "dy"), forward="softsign",
-    summary="Fused gradient of softsign: dy / (1 + |x|)**2", math="dy / ((1 + abs(x)) * (1 + abs(x)))",
+    summary="Fused gradient of softsign: dy / (1 + abs(x))**2", math="dy / ((1 + abs(x)) * (1 + abs(x)))",
     generated=True, cpu=_softsign_grad_cpu, cost=CHEAP, reuses_dy=True, grad=_softsign_grad_grad,
     check=Check({"x": Range(-5.0, 5.0, zeros=0.05)}),
     example=">>> gg.raw_ops.softsign_grad(gg.tensor([-1.0, 0.0]), gg.tensor([1.0, 1.0])).numpy().tolist()\n[0.25, 1.0]")
@@ -494,7 +494,7 @@ def _hard_sigmoid_grad(op, dy):
 
 
 def log_sigmoid(x: TensorLike) -> Tensor:
-    """log(sigmoid(x)) = -softplus(-x) elementwise, stable for large |x|.
+    """log(sigmoid(x)) = -softplus(-x) elementwise, stable for large ``|x|``.
 
     Example:
         >>> import gpugrad as gg

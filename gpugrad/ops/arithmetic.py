@@ -338,7 +338,7 @@ def _scaled_power(g, k, x, e, dy=None):
 
 
 def abs(x: TensorLike) -> Tensor:  # noqa: A001 - NumPy's name
-    """|x| elementwise; its gradient at 0 is 0.
+    """``|x|`` elementwise; its gradient at 0 is 0.
 
     Example:
         >>> import gpugrad as gg

@@ -114,7 +114,7 @@ def _masked_softmax_grad_data(xp, y, dy):
 
 
 def masked_softmax_grad(y: TensorLike, dy: TensorLike) -> Tensor:
-    """Fused gradient of :func:`masked_softmax`: ``y * (dy - sum(y * dy, axis=-1))`` from its output ``y``.
+    """Fused gradient of :func:`~gpugrad.masked_softmax`: ``y * (dy - sum(y * dy, axis=-1))`` from its output ``y``.
 
     ``y`` and ``dy`` have one shape (nothing broadcasts: a ShapeError).
 

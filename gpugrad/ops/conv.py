@@ -353,7 +353,7 @@ def _as_geometry(geom, op_type, x_shape, w_shape):
 
 
 def conv2d_backprop_input(dy: TensorLike, w: TensorLike, x_shape: Shape, geom: Any) -> Tensor:
-    """Gradient of :func:`conv2d` with respect to its input, of shape ``x_shape``.
+    """Gradient of :func:`~gpugrad.conv2d` with respect to its input, of shape ``x_shape``.
 
     ``dy`` is the (N, O, OH, OW) upstream gradient; ``geom`` a conv
     :class:`Geometry` or a tuple ``(stride, padding, dilation, groups)`` in
@@ -394,7 +394,7 @@ def _conv2d_backprop_input_grad(op, g):
 
 
 def conv2d_backprop_filter(x: TensorLike, dy: TensorLike, w_shape: Shape, geom: Any) -> Tensor:
-    """Gradient of :func:`conv2d` with respect to its filters, of shape ``w_shape``.
+    """Gradient of :func:`~gpugrad.conv2d` with respect to its filters, of shape ``w_shape``.
 
     ``x`` is the (N, C, H, W) input, ``dy`` the (N, O, OH, OW) upstream
     gradient, ``geom`` as in :func:`conv2d_backprop_input`: the windows of

@@ -103,7 +103,7 @@ def conv_transpose2d(x: TensorLike, w: TensorLike, b: TensorLike | None = None, 
     """Transposed 2-D convolution of (N, C, H, W) ``x`` with (C, O/groups, KH, KW) ``w``, as PyTorch's
     F.conv_transpose2d (argument order included: ``groups`` before ``dilation``).
 
-    It is the gradient of :func:`conv2d` (stride, padding, dilation, groups)
+    It is the gradient of :func:`~gpugrad.conv2d` (stride, padding, dilation, groups)
     with respect to its input, so it maps conv2d's output shape back to its
     input's: ``OH = (H-1)*stride - 2*padding + dilation*(KH-1) + output_padding + 1``.
     ``stride``, ``padding``, ``output_padding`` and ``dilation`` are ints or

@@ -520,7 +520,7 @@ def svd(a: TensorLike, full_matrices: bool = True, compute_uv: bool = True, herm
     (Townsend 2016), which divides by s_k^2 - s_j^2 (inf/NaN at repeated
     singular values) and by s (at zero ones). With ``full_matrices=True`` and
     a non-square input, the columns of U (rows of Vh) past min(M, N) span the
-    null space: where it is one-dimensional (|M - N| = 1) they are unique up to
+    null space: where it is one-dimensional (``|M - N| = 1``) they are unique up to
     sign and differentiated, as TensorFlow does; where it is larger they are
     not unique, and a gradient that flows into them raises GradientError, as
     TensorFlow raises (a loss that does not use them gets its gradient).

@@ -83,7 +83,7 @@ def mvn_log_prob(x: TensorLike, loc: TensorLike, scale_tril: TensorLike) -> Tens
     (..., d), batched and broadcast over the leading axes of ``x``, ``loc`` (..., d) and ``scale_tril``
     (..., d, d), as ``torch.distributions.MultivariateNormal(loc, scale_tril=L).log_prob(x)``:
 
-    -|L^-1 (x - loc)|^2 / 2 - sum(log diag L) - d log(2 pi) / 2, with L^-1 by a solve (no inverse formed).
+    ``-|L^-1 (x - loc)|^2 / 2 - sum(log diag L) - d log(2 pi) / 2``, with L^-1 by a solve (no inverse formed).
 
     Example:
         >>> import gpugrad as gg

@@ -62,7 +62,7 @@ _rfloordiv.__name__ = "__rfloordiv__"
 
 
 def copysign(x1: TensorLike, x2: TensorLike) -> Tensor:
-    """|x1| with the sign bit of x2 elementwise, broadcast, as ``np.copysign`` and ``torch.copysign``.
+    """``|x1|`` with the sign bit of x2 elementwise, broadcast, as ``np.copysign`` and ``torch.copysign``.
 
     Gradient (PyTorch's): copysign(x1, x2) / x1 (that is +-1; 0 where x1 == 0) for x1, zero for x2.
 
@@ -94,7 +94,7 @@ def _copysign_grad(op, dy):
 
 
 def isclose(a: TensorLike, b: TensorLike, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
-    """|a - b| <= atol + rtol |b| elementwise (not symmetric in a and b), broadcast, as ``np.isclose``:
+    """``|a - b| <= atol + rtol |b|`` elementwise (not symmetric in a and b), broadcast, as ``np.isclose``:
     infinities are close to equal infinities only, NaN to NaN only with ``equal_nan``. A boolean tensor no
     tape follows.
 

@@ -253,7 +253,7 @@ def _max_pool2d_grad_replay(inputs, attrs, outputs, device):
 def max_pool2d_grad(x: TensorLike, dy: TensorLike, kernel_size: int | tuple[int, int],
                     stride: int | tuple[int, int] | None = None, padding: Any = 0, dilation: Any = 1,
                     ceil_mode: bool = False) -> Tensor:
-    """Gradient of :func:`max_pool2d` of ``x``: ``dy`` routed to the maximum of each window.
+    """Gradient of :func:`~gpugrad.max_pool2d` of ``x``: ``dy`` routed to the maximum of each window.
 
     ``dy`` has the pooled shape; the result has ``x``'s. Differentiable in
     ``dy`` only (the positions of the maxima are constant).
@@ -283,7 +283,7 @@ def avg_pool2d(x: TensorLike, kernel_size: int | tuple[int, int], stride: int | 
                divisor_override: int | None = None) -> Tensor:
     """The mean of each ``kernel_size`` window of NCHW ``x``, as PyTorch's F.avg_pool2d.
 
-    ``kernel_size``, ``stride`` and ``padding`` as in :func:`max_pool2d`.
+    ``kernel_size``, ``stride`` and ``padding`` as in :func:`~gpugrad.max_pool2d`.
     With ``count_include_pad`` (the default) zero padding counts in the mean:
     a window divides by ``kernel_h * kernel_w``, less what ``ceil_mode``'s
     last window hangs past the padding; without it, by the number of input
@@ -371,7 +371,7 @@ def _avg_pool_spread(dy, attrs):
 def avg_pool2d_grad(dy: TensorLike, x_shape: Shape, kernel_size: int | tuple[int, int],
                     stride: int | tuple[int, int] | None = None, padding: Any = 0, ceil_mode: bool = False,
                     count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
-    """Gradient of :func:`avg_pool2d` of an input of ``x_shape``: ``dy`` spread evenly over each window.
+    """Gradient of :func:`~gpugrad.avg_pool2d` of an input of ``x_shape``: ``dy`` spread evenly over each window.
 
     Example:
         >>> import gpugrad as gg
@@ -394,7 +394,7 @@ def _avg_pool2d_grad_grad(op, g):
 def max_unpool2d(x: TensorLike, indices: TensorLike, kernel_size: int | tuple[int, int],
                  stride: int | tuple[int, int] | None = None, padding: Any = 0,
                  output_size: Sequence[int] | None = None) -> Tensor:
-    """Each value of NCHW ``x`` put at its position ``indices`` (``h * W + w``, as :func:`max_pool2d`'s
+    """Each value of NCHW ``x`` put at its position ``indices`` (``h * W + w``, as :func:`~gpugrad.max_pool2d`'s
     ``return_indices`` gives them) of an otherwise zero output, as PyTorch's F.max_unpool2d.
 
     The output's (H, W) is ``output_size`` (a pair, or a shape ending in it),
@@ -457,7 +457,7 @@ def _max_unpool2d_grad(op, dy):
 
 def max_pool1d(x: TensorLike, kernel_size: int, stride: int | None = None, padding: int = 0, dilation: int = 1,
                ceil_mode: bool = False, return_indices: bool = False) -> Any:
-    """The largest value of each window of (N, C, L) ``x``, as PyTorch's F.max_pool1d: :func:`max_pool2d` of
+    """The largest value of each window of (N, C, L) ``x``, as PyTorch's F.max_pool1d: :func:`~gpugrad.max_pool2d` of
     a height-1 image (indices are positions along L).
 
     Example:
@@ -473,7 +473,7 @@ def max_pool1d(x: TensorLike, kernel_size: int, stride: int | None = None, paddi
 
 def avg_pool1d(x: TensorLike, kernel_size: int, stride: int | None = None, padding: int = 0,
                ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
-    """The mean of each window of (N, C, L) ``x``, as PyTorch's F.avg_pool1d: :func:`avg_pool2d` of a
+    """The mean of each window of (N, C, L) ``x``, as PyTorch's F.avg_pool1d: :func:`~gpugrad.avg_pool2d` of a
     height-1 image.
 
     Example:

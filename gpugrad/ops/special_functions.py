@@ -102,7 +102,7 @@ def _lgamma64(xp, x):
 
 
 def lgamma(x: TensorLike) -> Tensor:
-    """log |Gamma(x)| elementwise, as ``scipy.special.gammaln`` and ``torch.lgamma`` (+inf at 0, -1, -2, ...).
+    """``log |Gamma(x)|`` elementwise, as ``scipy.special.gammaln`` and ``torch.lgamma`` (+inf at 0, -1, -2, ...).
 
     Gradient: digamma(x). Accuracy: see :mod:`gpugrad.ops.special_functions`.
 
@@ -475,7 +475,7 @@ def _i1e64(xp, x):
 
 
 def i0e(x: TensorLike) -> Tensor:
-    """exp(-|x|) I0(x), the exponentially scaled modified Bessel function of order 0, elementwise, as
+    """``exp(-|x|) I0(x)``, the exponentially scaled modified Bessel function of order 0, elementwise, as
     ``scipy.special.i0e`` and ``torch.special.i0e``.
 
     Gradient (PyTorch's): i1e(x) - sign(x) i0e(x).
@@ -496,7 +496,7 @@ def _i0e_grad(op, dy):
 
 
 def i1e(x: TensorLike) -> Tensor:
-    """exp(-|x|) I1(x), the exponentially scaled modified Bessel function of order 1, elementwise, as
+    """``exp(-|x|) I1(x)``, the exponentially scaled modified Bessel function of order 1, elementwise, as
     ``scipy.special.i1e`` and ``torch.special.i1e``.
 
     Gradient (PyTorch's): i0e(x) - i1e(x) (sign(x) + 1/x), 1/2 at x = 0.

@@ -120,12 +120,12 @@ class LossScaleOptimizer(Optimizer):
 
     @property
     def inner_optimizer(self):
-        """TensorFlow's name for the wrapped optimizer (:attr:`optimizer`)."""
+        """TensorFlow's name for the wrapped optimizer (``optimizer``)."""
         return self.optimizer
 
     @property
     def dynamic_growth_steps(self):
-        """TensorFlow's name for :attr:`growth_interval`.
+        """TensorFlow's name for ``growth_interval``.
 
         Example:
             >>> import gpugrad as gg
@@ -136,7 +136,7 @@ class LossScaleOptimizer(Optimizer):
 
     @property
     def dynamic_counter(self):
-        """TensorFlow's name for :attr:`counter`: the finite steps since the scale last moved."""
+        """TensorFlow's name for ``counter``: the finite steps since the scale last moved."""
         return self.counter
 
     @property

@@ -171,7 +171,7 @@ class Optimizer:
     # --- the learning rate ------------------------------------------------------
     @property
     def learning_rate(self) -> LearningRate:
-        """The learning rate as given: a float or a schedule (settable)."""
+        """The learning rate as given, a float or a schedule (settable)."""
         return self._learning_rate
 
     @learning_rate.setter

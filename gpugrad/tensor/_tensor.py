@@ -237,12 +237,12 @@ class Tensor(ArrayInterop):
 
     @property
     def device(self) -> str:
-        """The device's name: ``'cpu'`` or ``'cuda:N'``."""
+        """The device's name, ``'cpu'`` or ``'cuda:N'``."""
         return self._device.name
 
     @property
     def data(self) -> Any:
-        """The raw NumPy or CuPy array: shared, not copied, and writable.
+        """The raw NumPy or CuPy array, shared (not copied) and writable.
 
         A write into it changes the tensor behind the tape's back (no version
         check sees it); it is there for zero-copy interop with code that only
