@@ -14,14 +14,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..backend.cpu_fast import COSTLY
-from ..errors import DTypeError
 from ..registry import RegisterGradient
 from ..tensor import Tensor
 from .arithmetic import minimum, where
-from .base import constant_arg, emit, public_ops, unary
+from .base import constant_arg, emit, public_ops, real_operand
 from .hot import TRANSCENDENTAL, Check, Range, declare
 from .math import exp
-from .. import _dtypes as _dt
 
 if TYPE_CHECKING:
     from .._typing import TensorLike
@@ -29,16 +27,6 @@ if TYPE_CHECKING:
 # SELU's constants (Klambauer et al. 2017), as torch.nn.functional.selu and tf.nn.selu
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
-
-
-def _float_input(x, op_type):
-    """``x`` as a Tensor and its array as floats (integers and booleans as float32, as the other activations)."""
-    x = unary(x)
-    if _dt.floating(x.dtype):
-        return x, x._data
-    if x.dtype.kind in "biu":
-        return x, x._data.astype(np.float32)
-    raise DTypeError(f"op {op_type!r} takes real numbers, not {x.dtype} (shape {x.shape})")
 
 
 def relu6(x: TensorLike) -> Tensor:
@@ -50,7 +38,7 @@ def relu6(x: TensorLike) -> Tensor:
         >>> gg.relu6(gg.tensor([-1.0, 3.0, 8.0])).numpy().tolist()
         [0.0, 3.0, 6.0]
     """
-    x, d = _float_input(x, "Relu6")
+    x, d = real_operand(x, "Relu6")
     xp = x._device.xp
     return emit("Relu6", xp.minimum(xp.maximum(d, d.dtype.type(0)), d.dtype.type(6)), x._device, (x,))
 
@@ -70,7 +58,7 @@ def selu(x: TensorLike) -> Tensor:
         >>> [round(v, 6) for v in gg.selu(gg.tensor([-1.0, 0.0, 1.0], dtype="float64")).numpy().tolist()]
         [-1.111331, 0.0, 1.050701]
     """
-    x, d = _float_input(x, "Selu")
+    x, d = real_operand(x, "Selu")
     xp = x._device.xp
     t = d.dtype.type
     negative = xp.expm1(xp.minimum(d, t(0))) * t(_SELU_ALPHA * _SELU_SCALE)
@@ -115,7 +103,7 @@ def celu(x: TensorLike, alpha: float = 1.0) -> Tensor:
         >>> [round(v, 6) for v in gg.celu(gg.tensor([-1.0, 2.0], dtype="float64"), alpha=2.0).numpy().tolist()]
         [-0.786939, 2.0]
     """
-    x, d = _float_input(x, "Celu")
+    x, d = real_operand(x, "Celu")
     alpha = constant_arg(alpha, "alpha", "Celu")
     if alpha == 0:
         raise ValueError("op 'Celu': alpha must not be 0 (it divides x), as in torch.nn.functional.celu")
@@ -142,7 +130,7 @@ def hardswish(x: TensorLike) -> Tensor:
         >>> gg.hardswish(gg.tensor([-4.0, 0.0, 1.5, 4.0])).numpy().tolist()
         [-0.0, 0.0, 1.125, 4.0]
     """
-    x, d = _float_input(x, "Hardswish")
+    x, d = real_operand(x, "Hardswish")
     xp = x._device.xp
     t = d.dtype.type
     gate = xp.minimum(xp.maximum(d + t(3), t(0)), t(6))
@@ -168,7 +156,7 @@ def logit(x: TensorLike, eps: float | None = None) -> Tensor:
         >>> gg.logit(gg.tensor([0.5, 0.0], dtype="float64"), eps=0.25).numpy().round(4).tolist()
         [0.0, -1.0986]
     """
-    x, d = _float_input(x, "Logit")
+    x, d = real_operand(x, "Logit")
     if eps is not None:
         eps = constant_arg(eps, "eps", "Logit")
         if not 0 <= eps <= 0.5:

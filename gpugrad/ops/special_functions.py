@@ -34,11 +34,10 @@ import math
 import numpy as np
 
 from ..backend import CPU, cupy_gaps
-from ..errors import DTypeError
 from ..registry import RegisterGradient
 from ..tensor import Tensor
 from .arithmetic import reciprocal, sign, where
-from .base import binary, binary_error, emit, float_dtype_of, public_ops, unary
+from .base import binary, binary_error, emit, float_dtype_of, public_ops, real_operand
 from .math import exp, log, log1p, square
 from .special import erfc_numpy, erf_numpy
 from .. import _dtypes as _dt
@@ -52,22 +51,25 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _SQRT_PI_OVER_2 = math.sqrt(math.pi) / 2.0
 
 
-def _float_operand(x, op_type):
-    """``x`` as a Tensor with a float array (integers and booleans as float32), or DTypeError naming ``op_type``."""
-    x = unary(x)
-    if _dt.floating(x.dtype):
-        return x, x._data
-    if x.dtype.kind in "biu":
-        return x, x._data.astype(np.float32)
-    raise DTypeError(f"op {op_type!r} takes real numbers, not {x.dtype} (shape {x.shape})")
-
-
 def _in_float64(function, xp, a):
     """``function(xp, a64)`` computed in float64 and rounded once to ``a``'s float dtype."""
     with np.errstate(all="ignore"):  # poles and the branches ``where`` discards
         out = function(xp, a.astype(np.float64, copy=False))
     dtype = float_dtype_of(a)
     return out if dtype == np.float64 else out.astype(dtype)
+
+
+def _cpu_float64_or_cupyx(op_type, x, cpu64, cupyx_name):
+    """Op ``op_type`` of ``x``: ``cpu64(np, a)`` in float64 on the CPU (:func:`_in_float64`), on a GPU
+    ``cupyx.scipy.special.<cupyx_name>`` (float16/bfloat16 through float64, :func:`cupy_gaps.special`)."""
+    x, a = real_operand(x, op_type)
+    if x._device is CPU:
+        out = _in_float64(cpu64, np, a)
+    else:
+        from cupyx.scipy import special as cupyx_special
+
+        out = cupy_gaps.special(getattr(cupyx_special, cupyx_name))(a)
+    return emit(op_type, out, x._device, (x,))
 
 
 def _sinpi_cotpi_arg(xp, x):
@@ -111,14 +113,7 @@ def lgamma(x: TensorLike) -> Tensor:
         >>> [round(v, 12) for v in gg.lgamma(gg.tensor([0.5, 4.0], dtype="float64")).numpy().tolist()]
         [0.572364942925, 1.791759469228]
     """
-    x, a = _float_operand(x, "Lgamma")
-    if x._device is CPU:
-        out = _in_float64(_lgamma64, np, a)
-    else:
-        from cupyx.scipy.special import gammaln as cupy_gammaln
-
-        out = cupy_gaps.special(cupy_gammaln)(a)
-    return emit("Lgamma", out, x._device, (x,))
+    return _cpu_float64_or_cupyx("Lgamma", x, _lgamma64, "gammaln")
 
 
 gammaln = lgamma  # scipy.special's name
@@ -200,14 +195,7 @@ def digamma(x: TensorLike) -> Tensor:
         >>> round(gg.digamma(gg.tensor(1.0, dtype="float64")).item(), 12)  # minus the Euler-Mascheroni constant
         -0.577215664902
     """
-    x, a = _float_operand(x, "Digamma")
-    if x._device is CPU:
-        out = _in_float64(lambda xp, v: _polygamma64(xp, 0, v), np, a)
-    else:
-        from cupyx.scipy.special import digamma as cupy_digamma
-
-        out = cupy_gaps.special(cupy_digamma)(a)
-    return emit("Digamma", out, x._device, (x,))
+    return _cpu_float64_or_cupyx("Digamma", x, lambda xp, v: _polygamma64(xp, 0, v), "digamma")
 
 
 psi = digamma  # scipy.special's other name
@@ -234,7 +222,7 @@ def polygamma(n: int, x: TensorLike) -> Tensor:
     n = int(n)
     if n == 0:
         return digamma(x)
-    x, a = _float_operand(x, "Polygamma")
+    x, a = real_operand(x, "Polygamma")
     xp = x._device.xp
     out = _in_float64(lambda xp_, v: _polygamma64(xp_, n, v), xp, a)
     return emit("Polygamma", out, x._device, (x,), {"n": n})
@@ -258,14 +246,7 @@ def erfc(x: TensorLike) -> Tensor:
         >>> f"{gg.erfc(gg.tensor(10.0, dtype='float64')).item():.6e}"
         '2.088488e-45'
     """
-    x, a = _float_operand(x, "Erfc")
-    if x._device is CPU:
-        out = _in_float64(lambda xp, v: erfc_numpy(v), np, a)
-    else:
-        from cupyx.scipy.special import erfc as cupy_erfc
-
-        out = cupy_gaps.special(cupy_erfc)(a)
-    return emit("Erfc", out, x._device, (x,))
+    return _cpu_float64_or_cupyx("Erfc", x, lambda xp, v: erfc_numpy(v), "erfc")
 
 
 @RegisterGradient("Erfc", reads_outputs=False)
@@ -314,14 +295,7 @@ def erfinv(y: TensorLike) -> Tensor:
         >>> round(gg.erfinv(gg.erf(gg.tensor(0.7, dtype="float64"))).item(), 14)
         0.7
     """
-    y, a = _float_operand(y, "Erfinv")
-    if y._device is CPU:
-        out = _in_float64(_erfinv64, np, a)
-    else:
-        from cupyx.scipy.special import erfinv as cupy_erfinv
-
-        out = cupy_gaps.special(cupy_erfinv)(a)
-    return emit("Erfinv", out, y._device, (y,))
+    return _cpu_float64_or_cupyx("Erfinv", y, _erfinv64, "erfinv")
 
 
 @RegisterGradient("Erfinv")
@@ -485,7 +459,7 @@ def i0e(x: TensorLike) -> Tensor:
         >>> bool(abs(gg.i0e(gg.tensor(2.0, dtype="float64")).item() - np.exp(-2.0) * np.i0(2.0)) < 1e-15)
         True
     """
-    x, a = _float_operand(x, "I0e")
+    x, a = real_operand(x, "I0e")
     return emit("I0e", _in_float64(_i0e64, x._device.xp, a), x._device, (x,))
 
 
@@ -506,7 +480,7 @@ def i1e(x: TensorLike) -> Tensor:
         >>> gg.i1e(gg.tensor([0.0])).numpy().tolist()
         [0.0]
     """
-    x, a = _float_operand(x, "I1e")
+    x, a = real_operand(x, "I1e")
     return emit("I1e", _in_float64(_i1e64, x._device.xp, a), x._device, (x,))
 
 
