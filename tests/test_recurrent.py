@@ -39,31 +39,8 @@ def np_gru_step(x, h, w_ih, w_hh, b_ih, b_hh):
 
 
 def np_rnn(kind, params, x, state, num_layers, batch_first):
-    """PyTorch's sequence layer in float64: ``(out, h_n)`` or ``(out, (h_n, c_n))``."""
-    seq = np.swapaxes(x, 0, 1) if batch_first else x
-    batch = seq.shape[1]
-    if state is None:
-        zeros = np.zeros((num_layers, batch, H))
-        state = (zeros, zeros) if kind == "LSTM" else zeros
-    hs, cs = [], []
-    for k in range(num_layers):
-        w = [params.get(f"{n}_l{k}", np.zeros(1)) for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
-        outs = []
-        if kind == "LSTM":
-            h, c = state[0][k], state[1][k]
-            for t in range(seq.shape[0]):
-                h, c = np_lstm_step(seq[t], h, c, *w)
-                outs.append(h)
-            cs.append(c)
-        else:
-            h = state[k]
-            for t in range(seq.shape[0]):
-                h = np_gru_step(seq[t], h, *w)
-                outs.append(h)
-        hs.append(h)
-        seq = np.stack(outs)
-    out = np.swapaxes(seq, 0, 1) if batch_first else seq
-    return (out, (np.stack(hs), np.stack(cs))) if kind == "LSTM" else (out, np.stack(hs))
+    """PyTorch's sequence layer in float64, one direction, no projection: ``(out, h_n)`` or ``(out, (h_n, c_n))``."""
+    return np_rnn_full(kind, params, x, state, num_layers, batch_first, False, 0)
 
 
 def flatten_outputs(kind, result):
@@ -125,6 +102,28 @@ def numerical_grads(fn, arrays, eps=1e-6):
     return grads
 
 
+def assert_matches_the_numpy_oracle(layer, kind, x, state, oracle):
+    """``layer``'s outputs equal ``oracle(params, x, state)``'s, and its gradients of a weighted sum of them (with
+    respect to x, the initial state and every parameter) the oracle's central differences; returns the outputs."""
+    params = {name: v.numpy().copy() for name, v in layer.named_variables()}
+    want = flatten_outputs(kind, oracle(params, x, state))
+    weights = loss_weights(kind, want)
+    got, grads = gg_loss_and_grads(layer, kind, x, state, weights)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+    states = [] if state is None else [np.array(s) for s in (state if kind == "LSTM" else (state,))]
+    x = x.copy()
+
+    def loss():
+        st = None if not states else (tuple(states) if kind == "LSTM" else states[0])
+        return sum(float(np.sum(o * w)) for o, w in zip(flatten_outputs(kind, oracle(params, x, st)), weights))
+
+    expected = numerical_grads(loss, [x] + states + list(params.values()))
+    for g, e in zip(grads, expected, strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-8)
+    return want
+
+
 CASES = [(kind, layers, bf, st) for kind in ("LSTM", "GRU") for layers in (1, 2) for bf in (False, True)
          for st in (False, True)]
 
@@ -139,25 +138,8 @@ def test_sequence_layer_matches_the_numpy_oracle_values_and_gradients(case):
     kind, num_layers, batch_first, with_state = case
     layer = layer_of(kind, num_layers, batch_first)
     x, state = make_case(kind, num_layers, batch_first, with_state)
-    params = {name: v.numpy().copy() for name, v in layer.named_variables()}
-    want = flatten_outputs(kind, np_rnn(kind, params, x, state, num_layers, batch_first))
-    weights = loss_weights(kind, want)
-    got, grads = gg_loss_and_grads(layer, kind, x, state, weights)
-    for g, w in zip(got, want, strict=True):
-        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
-
-    states = [] if state is None else [np.array(s) for s in (state if kind == "LSTM" else (state,))]
-    x = x.copy()
-    names = list(params)
-
-    def loss():
-        st = None if not states else (tuple(states) if kind == "LSTM" else states[0])
-        outs = flatten_outputs(kind, np_rnn(kind, params, x, st, num_layers, batch_first))
-        return sum(float(np.sum(o * w)) for o, w in zip(outs, weights))
-
-    expected = numerical_grads(loss, [x] + states + [params[n] for n in names])
-    for g, e in zip(grads, expected, strict=True):
-        np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-8)
+    assert_matches_the_numpy_oracle(layer, kind, x, state,
+                                    lambda p, x, st: np_rnn(kind, p, x, st, num_layers, batch_first))
 
 
 @pytest.mark.parametrize("kind", ["LSTM", "GRU"])
@@ -299,14 +281,9 @@ def copy_from_torch(layer, module):
         getattr(layer, name).assign(param.detach().numpy())
 
 
-@pytest.mark.parametrize("case", CASES, ids=case_id)
-def test_sequence_layer_matches_pytorch(case, torch):
-    kind, num_layers, batch_first, with_state = case
-    module = getattr(torch.nn, kind)(I, H, num_layers=num_layers, batch_first=batch_first).double()
-    layer = layer_of(kind, num_layers, batch_first, seed=9)
-    copy_from_torch(layer, module)
-    assert [n for n, _ in layer.named_variables()] == [n for n, _ in module.named_parameters()]
-    x, state = make_case(kind, num_layers, batch_first, with_state)
+def assert_matches_pytorch(torch, kind, module, layer, x, state):
+    """``layer`` and the PyTorch ``module`` (same weights) give the same outputs and gradients of a weighted sum
+    of them with respect to x, the initial state and every parameter."""
     tx = torch.tensor(x, requires_grad=True)
     tstate = None if state is None else (tuple(torch.tensor(s, requires_grad=True) for s in state)
                                          if kind == "LSTM" else torch.tensor(state, requires_grad=True))
@@ -318,9 +295,21 @@ def test_sequence_layer_matches_pytorch(case, torch):
     t_grads = torch.autograd.grad(loss, leaves)
     got, grads = gg_loss_and_grads(layer, kind, x, state, weights)
     for g, t in zip(got, t_outputs, strict=True):
+        assert g.shape == tuple(t.shape)
         np.testing.assert_allclose(g, t.detach().numpy(), rtol=1e-10, atol=1e-12)
     for g, t in zip(grads, t_grads, strict=True):
         np.testing.assert_allclose(g, t.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_sequence_layer_matches_pytorch(case, torch):
+    kind, num_layers, batch_first, with_state = case
+    module = getattr(torch.nn, kind)(I, H, num_layers=num_layers, batch_first=batch_first).double()
+    layer = layer_of(kind, num_layers, batch_first, seed=9)
+    copy_from_torch(layer, module)
+    assert [n for n, _ in layer.named_variables()] == [n for n, _ in module.named_parameters()]
+    x, state = make_case(kind, num_layers, batch_first, with_state)
+    assert_matches_pytorch(torch, kind, module, layer, x, state)
 
 
 @pytest.mark.parametrize("kind", ["LSTM", "GRU"])
@@ -418,27 +407,11 @@ def test_bidirectional_and_projection_match_the_numpy_oracle_values_and_gradient
     kind, num_layers, bidirectional, proj, with_state = case
     layer = full_layer(kind, num_layers, bidirectional, proj)
     x, state = full_case(*case)
-    params = {name: v.numpy().copy() for name, v in layer.named_variables()}
-    want = flatten_outputs(kind, np_rnn_full(kind, params, x, state, num_layers, True, bidirectional, proj))
+    want = assert_matches_the_numpy_oracle(
+        layer, kind, x, state, lambda p, x, st: np_rnn_full(kind, p, x, st, num_layers, True, bidirectional, proj))
     directions = 2 if bidirectional else 1
     assert want[0].shape == (B, T, directions * (proj or H))
     assert want[1].shape == (directions * num_layers, B, proj or H)
-    weights = loss_weights(kind, want)
-    got, grads = gg_loss_and_grads(layer, kind, x, state, weights)
-    for g, w in zip(got, want, strict=True):
-        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
-
-    states = [] if state is None else [np.array(s) for s in (state if kind == "LSTM" else (state,))]
-    x = x.copy()
-
-    def loss():
-        st = None if not states else (tuple(states) if kind == "LSTM" else states[0])
-        outs = flatten_outputs(kind, np_rnn_full(kind, params, x, st, num_layers, True, bidirectional, proj))
-        return sum(float(np.sum(o * w)) for o, w in zip(outs, weights))
-
-    expected = numerical_grads(loss, [x] + states + list(params.values()))
-    for g, e in zip(grads, expected, strict=True):
-        np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-8)
 
 
 def test_bidirectional_projected_parameters_are_named_shaped_and_ordered_as_pytorchs():
@@ -516,18 +489,20 @@ def test_bidirectional_and_projection_match_pytorch(case, torch):
     assert [n for n, _ in layer.named_variables()] == [n for n, _ in module.named_parameters()]
     copy_from_torch(layer, module)
     x, state = full_case(*case)
-    tx = torch.tensor(x, requires_grad=True)
-    tstate = None if state is None else (tuple(torch.tensor(s, requires_grad=True) for s in state)
-                                         if kind == "LSTM" else torch.tensor(state, requires_grad=True))
-    t_outputs = flatten_outputs(kind, module(tx, tstate))
-    weights = loss_weights(kind, [o.detach().numpy() for o in t_outputs])
-    loss = sum((o * torch.tensor(w)).sum() for o, w in zip(t_outputs, weights))
-    leaves = [tx] + ([] if state is None else (list(tstate) if kind == "LSTM" else [tstate])) + \
-        list(module.parameters())
-    t_grads = torch.autograd.grad(loss, leaves)
-    got, grads = gg_loss_and_grads(layer, kind, x, state, weights)
-    for g, t in zip(got, t_outputs, strict=True):
-        assert g.shape == tuple(t.shape)
-        np.testing.assert_allclose(g, t.detach().numpy(), rtol=1e-10, atol=1e-12)
-    for g, t in zip(grads, t_grads, strict=True):
-        np.testing.assert_allclose(g, t.numpy(), rtol=1e-10, atol=1e-12)
+    assert_matches_pytorch(torch, kind, module, layer, x, state)
+
+
+@pytest.mark.parametrize("device", device_params())
+@pytest.mark.parametrize("case", [("LSTM", 2, True, 2, True), ("GRU", 2, True, 0, True)], ids=full_id)
+def test_bidirectional_and_projection_give_the_cpus_values_and_gradients_on_each_device(case, device):
+    kind, num_layers, bidirectional, proj, _ = case
+    x, state = full_case(*case)
+    extra = {"proj_size": proj} if proj else {}
+    cpu, other = (layer_of(kind, num_layers, True, dtype="float32", device=d, bidirectional=bidirectional, **extra)
+                  for d in (None, device))
+    weights = loss_weights(kind, flatten_outputs(kind, np_rnn_full(
+        kind, {n: v.numpy() for n, v in cpu.named_variables()}, x, state, num_layers, True, bidirectional, proj)))
+    want = gg_loss_and_grads(cpu, kind, x, state, weights)
+    got = gg_loss_and_grads(other, kind, x, state, weights)
+    for g, w in zip(got[0] + got[1], want[0] + want[1], strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
