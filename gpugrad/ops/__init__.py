@@ -101,11 +101,12 @@ if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_t
         "all", "any", "count_nonzero", "getitem", "take", "gather", "pad", "matmul", "einsum", "tensordot",
         "diagonal", "trace", "diag", "tril", "triu", "outer", "inner", "dot", "vdot", "kron", "cross", "softmax",
         "log_softmax", "softmax_cross_entropy", "sigmoid_cross_entropy", "mse", "identity", "stop_gradient", "cast",
-        "dense", "conv2d", "max_pool2d", "avg_pool2d", "max_unpool2d", "max_pool1d", "avg_pool1d", "dropout",
+        "dense", "conv2d", "max_pool2d", "avg_pool2d", "max_unpool2d", "max_pool1d", "avg_pool1d", "max_unpool1d",
+        "dropout",
         "embedding", "layer_norm", "batch_norm", "nll_loss", "binary_cross_entropy", "huber", "smooth_l1", "kl_div",
         "cosine_similarity", "scatter", "scatter_add", "index_add", "scatter_reduce", "one_hot", "masked_fill",
         "segment_sum", "segment_mean", "segment_max", "segment_min", "topk", "cummax", "cummin", "logcumsumexp",
         "unique", "bincount", "meshgrid", "masked_softmax", "conv1d", "conv_transpose2d", "conv_transpose1d",
-        "adaptive_avg_pool2d", "adaptive_avg_pool1d", "interpolate", "group_norm", "max_unpool1d",
-        "adaptive_max_pool2d", "adaptive_max_pool1d"
+        "adaptive_avg_pool2d", "adaptive_avg_pool1d", "interpolate", "group_norm", "adaptive_max_pool2d",
+        "adaptive_max_pool1d"
     ]
