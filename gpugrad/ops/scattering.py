@@ -206,7 +206,7 @@ def scatter_reduce(x: TensorLike, axis: int, index: TensorLike, src: TensorLike,
     ``src`` less than ``dy`` there; gpugrad's is the derivative of what it computes. For ``prod`` (op
     ``ScatterProd``) an element's gradient is ``dy`` times the product of the other elements reduced at its
     position, zeros included (PyTorch's rule, computed without dividing by a zero); its second derivative is
-    exact too where two zeros meet (which PyTorch refuses).
+    exact too where several zeros meet (PyTorch refuses that double backward).
 
     Example:
         >>> import gpugrad as gg
@@ -356,9 +356,9 @@ def _exclusive_factor(e, e_zero, zeros, zero_sum):
     constant), ``zeros`` how many zeros its position holds (a constant), ``zero_sum`` the sum of those zeros
     (0, but a function of them, so that the second derivative meets the zero it multiplies)."""
     # nonzero e: 1/e if no zero, (the zero)/e if one, else 0;  e zero: 1 if it is the only zero, (the other zero)
-    # if there are two, else 0. Each is the exclusive product as a polynomial near the point, so every order
-    # holds where at most two zeros meet. NOTE: where k >= 3 zeros meet, the 0 is a constant: the op's
-    # derivatives are exact up to order k - 1 (at least the second), its k-th at such a position reads 0.
+    # if there are two, else 0: the exclusive product near the point, so the op's first and second derivatives
+    # are exact everywhere, and every order where at most one zero meets. NOTE: where two or more zeros meet,
+    # the 0s above are constants: the op's third and higher derivatives there may read 0.
     nonzero = where(zeros == 0, 1.0, where(zeros == 1, zero_sum, 0.0)) / where(e._data == 0, 1.0, e)
     zero = where(zeros == 1, 1.0, where(zeros == 2, zero_sum - e, 0.0))
     return where(e_zero, zero, nonzero)
