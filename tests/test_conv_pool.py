@@ -87,6 +87,14 @@ def test_np_pad_with_a_constant_value_and_modes_dispatches_to_gg_pad():
     (lambda: gg.interpolate(gg.ones((1, 1, 4)), size=2, mode="bilinear"), gg.ShapeError, "Interpolate.*bilinear"),
     (lambda: gg.interpolate(gg.ones((1, 1, 4)), size=2, scale_factor=2), ValueError, "Interpolate.*exactly one"),
     (lambda: gg.adaptive_avg_pool2d(gg.ones((1, 1, 4, 4)), (2, 0)), ValueError, "AdaptiveAvgPool2D"),
+    (lambda: gg.adaptive_max_pool2d(gg.ones((1, 1, 4, 4)), (2, 0)), ValueError, "AdaptiveMaxPool2D"),
+    (lambda: gg.adaptive_max_pool2d(gg.ones((1, 4, 4)), 2), gg.ShapeError, r"AdaptiveMaxPool2D.*\(N, C, H, W\)"),
+    (lambda: gg.adaptive_max_pool2d(gg.ones((1, 1, 4, 4), dtype="int64"), 2), gg.DTypeError, "AdaptiveMaxPool2D"),
+    (lambda: gg.adaptive_max_pool1d(gg.ones((1, 1, 4)), (2, 2)), ValueError, "AdaptiveMaxPool1D"),
+    (lambda: gg.max_unpool1d(gg.ones((1, 1, 2)), np.array([[[0, 7]]]), 2).numpy(), gg.IndexOutOfRangeError,
+     r"MaxUnpool2D.*7.*\[0, 4\)"),
+    (lambda: gg.max_unpool1d(gg.ones((1, 2)), np.zeros((1, 2), int), 2), gg.ShapeError, r"MaxUnpool1D.*\(N, C, L\)"),
+    (lambda: gg.interpolate(gg.ones((1, 1, 4)), size=2, mode="bicubic"), gg.ShapeError, "Interpolate.*bicubic"),
     (lambda: gg.group_norm(gg.ones((1, 6, 4)), 4), ValueError, "GroupNorm.*divid"),
     (lambda: gg.pad(gg.ones(3), 1, mode="mean"), ValueError, "Pad.*mode"),
     (lambda: gg.pad(gg.ones((0, 2)), 1, mode="wrap"), gg.ShapeError, "Pad.*empty axis"),
@@ -109,3 +117,54 @@ def test_the_transposed_convolution_runs_in_the_low_dtype_under_autocast():
         loss = gg.sum(gg.cast(y, "float32"))
     assert y.dtype == np.float16 and tape.gradient(loss, w).dtype == np.float32
     np.testing.assert_array_equal(y.numpy(), gg.conv_transpose2d(x, w, stride=2).numpy().astype(np.float16))
+
+
+def _windows_loop(n_in, n_out):
+    return [(i * n_in // n_out, -(-(i + 1) * n_in // n_out)) for i in range(n_out)]
+
+
+@pytest.mark.parametrize("shape, size", [((2, 3, 7, 5), (3, 2)), ((1, 2, 4, 9), (4, 4)), ((1, 1, 3, 3), (5, 2))])
+def test_adaptive_max_pool2d_matches_a_loop_over_pytorchs_windows(shape, size):
+    x = np.random.default_rng(0).integers(0, 4, shape).astype(float)  # many ties: the first in row-major wins
+    out, idx = gg.adaptive_max_pool2d(gg.tensor(x), size, return_indices=True)
+    for i, (r0, r1) in enumerate(_windows_loop(shape[2], size[0])):
+        for j, (c0, c1) in enumerate(_windows_loop(shape[3], size[1])):
+            window = x[:, :, r0:r1, c0:c1].reshape(shape[:2] + (-1,))
+            first = window.argmax(axis=-1)
+            np.testing.assert_array_equal(out.numpy()[:, :, i, j], window.max(axis=-1))
+            np.testing.assert_array_equal(idx.numpy()[:, :, i, j],
+                                          (r0 + first // (c1 - c0)) * shape[3] + c0 + first % (c1 - c0))
+
+
+def _keys_cubic(d, a=-0.75):
+    d = abs(d)
+    return ((a + 2) * d - (a + 3)) * d * d + 1 if d <= 1 else (a * d - 5 * a) * d * d + 8 * a * d - 4 * a if d < 2 else 0
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_bicubic_matches_keys_cubic_convolution_with_border_clamping(align_corners):
+    x = np.random.default_rng(1).standard_normal((1, 1, 4, 5))
+    out_h, out_w = 7, 3
+    got = gg.interpolate(gg.tensor(x), size=(out_h, out_w), mode="bicubic", align_corners=align_corners).numpy()
+
+    def source(dst, n_in, n_out):
+        if align_corners:
+            return dst * (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+        return (dst + 0.5) * n_in / n_out - 0.5
+
+    want = np.zeros((out_h, out_w))
+    for i in range(out_h):
+        for j in range(out_w):
+            sy, sx = source(i, 4, out_h), source(j, 5, out_w)
+            by, bx = int(np.floor(sy)), int(np.floor(sx))
+            for p in range(by - 1, by + 3):
+                for q in range(bx - 1, bx + 3):
+                    want[i, j] += (_keys_cubic(sy - p) * _keys_cubic(sx - q) *
+                                   x[0, 0, min(max(p, 0), 3), min(max(q, 0), 4)])
+    np.testing.assert_allclose(got[0, 0], want, rtol=1e-12, atol=1e-13)
+
+
+def test_max_unpool1d_inverts_max_pool1d_at_its_maxima():
+    x = gg.tensor([[[1.0, 3.0, 2.0, 5.0, 4.0, 0.5]]])
+    y, idx = gg.max_pool1d(x, 2, return_indices=True)
+    np.testing.assert_array_equal(gg.max_unpool1d(y, idx, 2).numpy(), [[[0.0, 3.0, 0.0, 5.0, 4.0, 0.0]]])

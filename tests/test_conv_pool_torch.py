@@ -231,6 +231,53 @@ def test_interpolate_1d(kwargs):
     _compare(lambda x: gg.interpolate(x, **kwargs), lambda x: F.interpolate(x, **kwargs), [_rand(2, 3, 6)])
 
 
+@pytest.mark.parametrize("kwargs", [dict(size=(7, 3)), dict(size=(7, 3), align_corners=True),
+                                    dict(scale_factor=2.5), dict(scale_factor=(0.5, 1.5), align_corners=True),
+                                    dict(size=(1, 9)), dict(size=(2, 2), align_corners=True)], ids=str)
+def test_interpolate_bicubic(kwargs):
+    # A = -0.75, the source not clamped at 0, the four samples clamped at the border
+    _compare(lambda x: gg.interpolate(x, mode="bicubic", **kwargs), lambda x: F.interpolate(x, mode="bicubic",
+                                                                                            **kwargs),
+             [_rand(2, 3, 4, 6)], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("size", [1, (2, 3), (3, 5), (7, 8), (None, 4), (5, 11)], ids=str)
+def test_adaptive_max_pool2d_values_indices_and_gradients(size):
+    x = _distinct(2, 3, 7, 8)
+    _compare(lambda t: gg.adaptive_max_pool2d(t, size), lambda t: F.adaptive_max_pool2d(t, size), [x])
+    ours = gg.adaptive_max_pool2d(gg.tensor(x), size, return_indices=True)[1]
+    theirs = F.adaptive_max_pool2d(torch.tensor(x), size, return_indices=True)[1]
+    assert ours.dtype == np.int64
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_adaptive_max_pool_ties_pick_pytorchs_first_and_overlaps_add():
+    x = np.zeros((1, 1, 3, 5))
+    x[0, 0, 1, 1] = x[0, 0, 1, 3] = 2.0  # ties within windows; windows of 5 -> 4 overlap by one column
+    _compare(lambda t: gg.adaptive_max_pool2d(t, (2, 4)), lambda t: F.adaptive_max_pool2d(t, (2, 4)), [x])
+    np.testing.assert_array_equal(gg.adaptive_max_pool2d(gg.tensor(x), (2, 4), return_indices=True)[1].numpy(),
+                                  F.adaptive_max_pool2d(torch.tensor(x), (2, 4), return_indices=True)[1].numpy())
+
+
+@pytest.mark.parametrize("size", [1, 4, 7, 10])
+def test_adaptive_max_pool1d_and_adaptive_avg_pool1d(size):
+    x = _distinct(2, 3, 7)
+    _compare(lambda t: gg.adaptive_max_pool1d(t, size), lambda t: F.adaptive_max_pool1d(t, size), [x])
+    np.testing.assert_array_equal(gg.adaptive_max_pool1d(gg.tensor(x), size, return_indices=True)[1].numpy(),
+                                  F.adaptive_max_pool1d(torch.tensor(x), size, return_indices=True)[1].numpy())
+    _compare(lambda t: gg.adaptive_avg_pool1d(t, size), lambda t: F.adaptive_avg_pool1d(t, size), [x])
+
+
+@pytest.mark.parametrize("kwargs", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1, output_size=(12,)),
+                                    dict(kernel_size=3, stride=2, padding=1, output_size=(2, 3, 11))], ids=str)
+def test_max_unpool1d(kwargs):
+    kwargs = dict(kwargs)
+    size = kwargs.pop("output_size", None)
+    pooled, idx = F.max_pool1d(torch.tensor(_distinct(2, 3, 11)), return_indices=True, **kwargs)
+    _compare(lambda p: gg.max_unpool1d(p, gg.tensor(idx.numpy()), output_size=size, **kwargs),
+             lambda p: F.max_unpool1d(p, idx, output_size=size, **kwargs), [pooled.detach().numpy()])
+
+
 # ---------------------------------------------------------------- normalization and layers
 
 @pytest.mark.parametrize("groups, shape", [(2, (2, 4, 5)), (1, (3, 6, 2, 3)), (6, (2, 6, 4, 1))], ids=str)

@@ -50,6 +50,7 @@ PUBLIC = [
     'tan', 'tanh', 'tensor', 'tensordot', 'tile', 'trace', 'transpose', 'trapezoid', 'tri', 'tril',
     'triu', 'trunc', 'value_and_grad', 'var', 'vdot', 'vjp', 'vstack', 'where', 'zeros', 'zeros_like',
     'binary_cross_entropy', 'cosine_similarity', 'huber', 'kl_div', 'nll_loss', 'smooth_l1',  # losses (issue 28)
+    'max_unpool1d', 'adaptive_max_pool1d', 'adaptive_max_pool2d',
 ]
 
 RAW_OPS = [

@@ -39,31 +39,8 @@ def np_gru_step(x, h, w_ih, w_hh, b_ih, b_hh):
 
 
 def np_rnn(kind, params, x, state, num_layers, batch_first):
-    """PyTorch's sequence layer in float64: ``(out, h_n)`` or ``(out, (h_n, c_n))``."""
-    seq = np.swapaxes(x, 0, 1) if batch_first else x
-    batch = seq.shape[1]
-    if state is None:
-        zeros = np.zeros((num_layers, batch, H))
-        state = (zeros, zeros) if kind == "LSTM" else zeros
-    hs, cs = [], []
-    for k in range(num_layers):
-        w = [params.get(f"{n}_l{k}", np.zeros(1)) for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
-        outs = []
-        if kind == "LSTM":
-            h, c = state[0][k], state[1][k]
-            for t in range(seq.shape[0]):
-                h, c = np_lstm_step(seq[t], h, c, *w)
-                outs.append(h)
-            cs.append(c)
-        else:
-            h = state[k]
-            for t in range(seq.shape[0]):
-                h = np_gru_step(seq[t], h, *w)
-                outs.append(h)
-        hs.append(h)
-        seq = np.stack(outs)
-    out = np.swapaxes(seq, 0, 1) if batch_first else seq
-    return (out, (np.stack(hs), np.stack(cs))) if kind == "LSTM" else (out, np.stack(hs))
+    """PyTorch's sequence layer in float64, one direction, no projection: ``(out, h_n)`` or ``(out, (h_n, c_n))``."""
+    return np_rnn_full(kind, params, x, state, num_layers, batch_first, False, 0)
 
 
 def flatten_outputs(kind, result):
@@ -125,6 +102,28 @@ def numerical_grads(fn, arrays, eps=1e-6):
     return grads
 
 
+def assert_matches_the_numpy_oracle(layer, kind, x, state, oracle):
+    """``layer``'s outputs equal ``oracle(params, x, state)``'s, and its gradients of a weighted sum of them (with
+    respect to x, the initial state and every parameter) the oracle's central differences; returns the outputs."""
+    params = {name: v.numpy().copy() for name, v in layer.named_variables()}
+    want = flatten_outputs(kind, oracle(params, x, state))
+    weights = loss_weights(kind, want)
+    got, grads = gg_loss_and_grads(layer, kind, x, state, weights)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+    states = [] if state is None else [np.array(s) for s in (state if kind == "LSTM" else (state,))]
+    x = x.copy()
+
+    def loss():
+        st = None if not states else (tuple(states) if kind == "LSTM" else states[0])
+        return sum(float(np.sum(o * w)) for o, w in zip(flatten_outputs(kind, oracle(params, x, st)), weights))
+
+    expected = numerical_grads(loss, [x] + states + list(params.values()))
+    for g, e in zip(grads, expected, strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-8)
+    return want
+
+
 CASES = [(kind, layers, bf, st) for kind in ("LSTM", "GRU") for layers in (1, 2) for bf in (False, True)
          for st in (False, True)]
 
@@ -139,25 +138,8 @@ def test_sequence_layer_matches_the_numpy_oracle_values_and_gradients(case):
     kind, num_layers, batch_first, with_state = case
     layer = layer_of(kind, num_layers, batch_first)
     x, state = make_case(kind, num_layers, batch_first, with_state)
-    params = {name: v.numpy().copy() for name, v in layer.named_variables()}
-    want = flatten_outputs(kind, np_rnn(kind, params, x, state, num_layers, batch_first))
-    weights = loss_weights(kind, want)
-    got, grads = gg_loss_and_grads(layer, kind, x, state, weights)
-    for g, w in zip(got, want, strict=True):
-        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
-
-    states = [] if state is None else [np.array(s) for s in (state if kind == "LSTM" else (state,))]
-    x = x.copy()
-    names = list(params)
-
-    def loss():
-        st = None if not states else (tuple(states) if kind == "LSTM" else states[0])
-        outs = flatten_outputs(kind, np_rnn(kind, params, x, st, num_layers, batch_first))
-        return sum(float(np.sum(o * w)) for o, w in zip(outs, weights))
-
-    expected = numerical_grads(loss, [x] + states + [params[n] for n in names])
-    for g, e in zip(grads, expected, strict=True):
-        np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-8)
+    assert_matches_the_numpy_oracle(layer, kind, x, state,
+                                    lambda p, x, st: np_rnn(kind, p, x, st, num_layers, batch_first))
 
 
 @pytest.mark.parametrize("kind", ["LSTM", "GRU"])
@@ -299,14 +281,9 @@ def copy_from_torch(layer, module):
         getattr(layer, name).assign(param.detach().numpy())
 
 
-@pytest.mark.parametrize("case", CASES, ids=case_id)
-def test_sequence_layer_matches_pytorch(case, torch):
-    kind, num_layers, batch_first, with_state = case
-    module = getattr(torch.nn, kind)(I, H, num_layers=num_layers, batch_first=batch_first).double()
-    layer = layer_of(kind, num_layers, batch_first, seed=9)
-    copy_from_torch(layer, module)
-    assert [n for n, _ in layer.named_variables()] == [n for n, _ in module.named_parameters()]
-    x, state = make_case(kind, num_layers, batch_first, with_state)
+def assert_matches_pytorch(torch, kind, module, layer, x, state):
+    """``layer`` and the PyTorch ``module`` (same weights) give the same outputs and gradients of a weighted sum
+    of them with respect to x, the initial state and every parameter."""
     tx = torch.tensor(x, requires_grad=True)
     tstate = None if state is None else (tuple(torch.tensor(s, requires_grad=True) for s in state)
                                          if kind == "LSTM" else torch.tensor(state, requires_grad=True))
@@ -318,9 +295,21 @@ def test_sequence_layer_matches_pytorch(case, torch):
     t_grads = torch.autograd.grad(loss, leaves)
     got, grads = gg_loss_and_grads(layer, kind, x, state, weights)
     for g, t in zip(got, t_outputs, strict=True):
+        assert g.shape == tuple(t.shape)
         np.testing.assert_allclose(g, t.detach().numpy(), rtol=1e-10, atol=1e-12)
     for g, t in zip(grads, t_grads, strict=True):
         np.testing.assert_allclose(g, t.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_sequence_layer_matches_pytorch(case, torch):
+    kind, num_layers, batch_first, with_state = case
+    module = getattr(torch.nn, kind)(I, H, num_layers=num_layers, batch_first=batch_first).double()
+    layer = layer_of(kind, num_layers, batch_first, seed=9)
+    copy_from_torch(layer, module)
+    assert [n for n, _ in layer.named_variables()] == [n for n, _ in module.named_parameters()]
+    x, state = make_case(kind, num_layers, batch_first, with_state)
+    assert_matches_pytorch(torch, kind, module, layer, x, state)
 
 
 @pytest.mark.parametrize("kind", ["LSTM", "GRU"])
@@ -345,3 +334,175 @@ def test_pytorch_initialisation_bound_is_the_same(torch):
     ours = max(float(np.abs(v.numpy()).max()) for v in gg.nn.GRU(10, 64, seed=0).variables)
     assert bound <= 1 / math.sqrt(64) and ours <= 1 / math.sqrt(64)
     assert ours > 0.95 / math.sqrt(64) and bound > 0.95 / math.sqrt(64)  # both fill (-k, k)
+
+
+# --------------------------------------------------------------------------- bidirectional, proj_size
+
+
+def np_rnn_full(kind, params, x, state, num_layers, batch_first, bidirectional, proj):
+    """PyTorch's sequence layer in float64 with its ``bidirectional`` and (LSTM) ``proj_size``."""
+    seq = np.swapaxes(x, 0, 1) if batch_first else x
+    steps, batch = seq.shape[:2]
+    suffixes = ("", "_reverse") if bidirectional else ("",)
+    h_size = proj or H
+    if state is None:
+        count = num_layers * len(suffixes)
+        state = (np.zeros((count, batch, h_size)), np.zeros((count, batch, H))) if kind == "LSTM" else \
+            np.zeros((count, batch, H))
+    hs, cs = [], []
+    for k in range(num_layers):
+        directions = []
+        for d, suffix in enumerate(suffixes):
+            idx = k * len(suffixes) + d
+            w = [params.get(f"{n}_l{k}{suffix}", np.zeros(1)) for n in ("weight_ih", "weight_hh", "bias_ih",
+                                                                       "bias_hh")]
+            outs = [None] * steps
+            h = state[0][idx] if kind == "LSTM" else state[idx]
+            c = state[1][idx] if kind == "LSTM" else None
+            for t in (range(steps - 1, -1, -1) if suffix else range(steps)):
+                if kind == "LSTM":
+                    h, c = np_lstm_step(seq[t], h, c, *w)
+                    if proj:
+                        h = h @ params[f"weight_hr_l{k}{suffix}"].T
+                else:
+                    h = np_gru_step(seq[t], h, *w)
+                outs[t] = h
+            hs.append(h)
+            cs.append(c)
+            directions.append(np.stack(outs))
+        seq = np.concatenate(directions, axis=-1)
+    out = np.swapaxes(seq, 0, 1) if batch_first else seq
+    return (out, (np.stack(hs), np.stack(cs))) if kind == "LSTM" else (out, np.stack(hs))
+
+
+FULL_CASES = [("LSTM", 1, True, 0, False), ("LSTM", 2, True, 0, True), ("LSTM", 1, False, 2, True),
+              ("LSTM", 2, True, 3, True), ("LSTM", 2, False, 2, False), ("GRU", 2, True, 0, True),
+              ("GRU", 1, True, 0, False)]
+
+
+def full_id(case):
+    kind, layers, bidirectional, proj, st = case
+    return f"{kind}-{layers}layer{'-bidirectional' if bidirectional else ''}{f'-proj{proj}' if proj else ''}" \
+        f"-{'state' if st else 'zeros'}"
+
+
+def full_case(kind, num_layers, bidirectional, proj, with_state, batch_first=True, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((B, T, I) if batch_first else (T, B, I))
+    state = None
+    if with_state:
+        count = num_layers * (2 if bidirectional else 1)
+        state = (rng.standard_normal((count, B, proj or H)), rng.standard_normal((count, B, H))) \
+            if kind == "LSTM" else rng.standard_normal((count, B, H))
+    return x, state
+
+
+def full_layer(kind, num_layers, bidirectional, proj, seed=0, batch_first=True):
+    extra = {"proj_size": proj} if proj else {}
+    return layer_of(kind, num_layers, batch_first, seed=seed, bidirectional=bidirectional, **extra)
+
+
+@pytest.mark.parametrize("case", FULL_CASES, ids=full_id)
+def test_bidirectional_and_projection_match_the_numpy_oracle_values_and_gradients(case):
+    kind, num_layers, bidirectional, proj, with_state = case
+    layer = full_layer(kind, num_layers, bidirectional, proj)
+    x, state = full_case(*case)
+    want = assert_matches_the_numpy_oracle(
+        layer, kind, x, state, lambda p, x, st: np_rnn_full(kind, p, x, st, num_layers, True, bidirectional, proj))
+    directions = 2 if bidirectional else 1
+    assert want[0].shape == (B, T, directions * (proj or H))
+    assert want[1].shape == (directions * num_layers, B, proj or H)
+
+
+def test_bidirectional_projected_parameters_are_named_shaped_and_ordered_as_pytorchs():
+    layer = gg.nn.LSTM(10, 8, num_layers=2, bidirectional=True, proj_size=3, seed=0)
+    got = [(n, tuple(v.shape)) for n, v in layer.named_variables()]
+    want = []
+    for k, size in ((0, 10), (1, 6)):
+        for suffix in ("", "_reverse"):
+            want += [(f"weight_ih_l{k}{suffix}", (32, size)), (f"weight_hh_l{k}{suffix}", (32, 3)),
+                     (f"bias_ih_l{k}{suffix}", (32,)), (f"bias_hh_l{k}{suffix}", (32,)),
+                     (f"weight_hr_l{k}{suffix}", (3, 8))]
+    assert got == want
+    assert max(float(np.abs(v.numpy()).max()) for v in layer.variables) <= 1 / math.sqrt(8)
+    assert "bidirectional=True, proj_size=3" in repr(layer)
+
+
+def test_the_layers_show_pytorchs_arguments_in_their_signature():
+    import inspect
+
+    lstm = list(inspect.signature(gg.nn.LSTM).parameters)
+    assert lstm[:8] == ["input_size", "hidden_size", "num_layers", "bias", "batch_first", "dropout",
+                        "bidirectional", "proj_size"]
+    assert list(inspect.signature(gg.nn.GRU).parameters)[6] == "bidirectional"
+    assert list(inspect.signature(gg.nn.GRUCell).parameters)[:3] == ["input_size", "hidden_size", "bias"]
+
+
+@pytest.mark.parametrize("bad,error,match", [
+    (lambda: gg.nn.GRU(3, 4, proj_size=2), ValueError, "GRU: proj_size is the LSTM's only"),
+    (lambda: gg.nn.LSTM(3, 4, proj_size=4), ValueError, "smaller than hidden_size"),
+    (lambda: gg.nn.LSTM(3, 4, proj_size=-1), ValueError, "proj_size must be at least 0"),
+    (lambda: gg.nn.LSTM(3, 4, proj_size=2)(gg.ones((5, 2, 3)), (gg.zeros((1, 2, 4)), gg.zeros((1, 2, 4)))),
+     gg.ShapeError, r"LSTM: h_0 has shape \(1, 2, 2\)"),
+    (lambda: gg.nn.GRU(3, 4, bidirectional=True)(gg.ones((5, 2, 3)), gg.zeros((1, 2, 4))), gg.ShapeError,
+     r"GRU: h_0 has shape \(2, 2, 4\)"),
+])
+def test_bad_bidirectional_and_projection_arguments_raise_naming_the_layer(bad, error, match):
+    with pytest.raises(error, match=match):
+        bad()
+
+
+def test_bidirectional_unbatched_input_drops_the_batch_axis():
+    layer = full_layer("LSTM", 2, True, 2, batch_first=False)
+    x, state = full_case("LSTM", 2, True, 2, True, batch_first=False)
+    params = {n: v.numpy() for n, v in layer.named_variables()}
+    want = flatten_outputs("LSTM", np_rnn_full("LSTM", params, x[:, :1], tuple(s[:, :1] for s in state), 2, False,
+                                               True, 2))
+    got = flatten_outputs("LSTM", layer(x[:, 0], tuple(s[:, 0] for s in state)))
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g.numpy(), w[:, 0], rtol=1e-12, atol=1e-14)
+
+
+def test_bidirectional_function_equals_eager():
+    layer = layer_of("LSTM", 2, True, dtype="float32", bidirectional=True, proj_size=2)
+
+    def step(x):
+        with gg.GradientTape() as tape:
+            tape.watch(x)
+            outputs = flatten_outputs("LSTM", layer(x))
+            loss = gg.sum(gg.stack([gg.sum(o * o) for o in outputs]))
+        return [loss] + tape.gradient(loss, [x] + layer.trainable_variables)
+
+    fn = gg.function(step)
+    x = gg.tensor(np.random.default_rng(0).standard_normal((B, T, I)).astype(np.float32))
+    for e, t in zip(step(x), fn(x), strict=True):
+        np.testing.assert_array_equal(t.numpy(), e.numpy())
+
+
+@pytest.mark.parametrize("case", FULL_CASES, ids=full_id)
+def test_bidirectional_and_projection_match_pytorch(case, torch):
+    kind, num_layers, bidirectional, proj, with_state = case
+    extra = {"proj_size": proj} if proj else {}
+    module = getattr(torch.nn, kind)(I, H, num_layers=num_layers, batch_first=True, bidirectional=bidirectional,
+                                     **extra).double()
+    layer = full_layer(kind, num_layers, bidirectional, proj, seed=9)
+    assert [n for n, _ in layer.named_variables()] == [n for n, _ in module.named_parameters()]
+    copy_from_torch(layer, module)
+    x, state = full_case(*case)
+    assert_matches_pytorch(torch, kind, module, layer, x, state)
+
+
+@pytest.mark.parametrize("device", device_params())
+@pytest.mark.parametrize("case", [("LSTM", 2, True, 2, True), ("GRU", 2, True, 0, True)], ids=full_id)
+def test_bidirectional_and_projection_give_the_cpus_values_and_gradients_on_each_device(case, device):
+    kind, num_layers, bidirectional, proj, _ = case
+    x, state = full_case(*case)
+    extra = {"proj_size": proj} if proj else {}
+    cpu, other = (layer_of(kind, num_layers, True, dtype="float32", device=d, bidirectional=bidirectional, **extra)
+                  for d in (None, device))
+    weights = loss_weights(kind, flatten_outputs(kind, np_rnn_full(
+        kind, {n: v.numpy() for n, v in cpu.named_variables()}, x, state, num_layers, True, bidirectional, proj)))
+    want = gg_loss_and_grads(cpu, kind, x, state, weights)
+    got = gg_loss_and_grads(other, kind, x, state, weights)
+    for g, w in zip(got[0] + got[1], want[0] + want[1], strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)

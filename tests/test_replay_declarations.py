@@ -215,3 +215,69 @@ def test_each_of_those_op_types_replays_by_its_declared_kernel_in_the_spec_table
     assert None not in with_kernel.values() and None not in without.values()
     assert all(with_kernel[k] >= without[k] for k in with_kernel), (with_kernel, without)
     assert any(with_kernel[k] > without[k] for k in with_kernel), (with_kernel, without)
+
+
+# ---------------------------------------------------------------- issue 28's elementwise ops
+
+def _unit(rng, shape):
+    return rng.uniform(0.02, 0.98, shape)
+
+
+# op type -> (the op, how its operands are drawn): each one op emitting only its own op type
+ELEMENTWISE_28 = {
+    "Relu6": (gg.relu6, [lambda r, s: r.uniform(-3, 9, s)]),
+    "Selu": (gg.selu, [lambda r, s: r.uniform(-4, 4, s)]),
+    "Celu": (lambda x: gg.celu(x, alpha=1.5), [lambda r, s: r.uniform(-4, 4, s)]),
+    "Hardswish": (gg.hardswish, [lambda r, s: r.uniform(-5, 5, s)]),
+    "Logit": (gg.logit, [_unit]),
+    "GeluTanh": (lambda x: gg.gelu(x, approximate="tanh"), [lambda r, s: r.uniform(-4, 4, s)]),
+    "Lgamma": (gg.lgamma, [lambda r, s: r.uniform(-3.5, 6, s)]),
+    "Digamma": (gg.digamma, [lambda r, s: r.uniform(-3.5, 6, s)]),
+    "Polygamma": (lambda x: gg.polygamma(2, x), [lambda r, s: r.uniform(0.1, 6, s)]),
+    "Erfc": (gg.erfc, [lambda r, s: r.uniform(-4, 8, s)]),
+    "Erfinv": (gg.erfinv, [lambda r, s: r.uniform(-0.999, 0.999, s)]),
+    "I0e": (gg.i0e, [lambda r, s: r.uniform(-12, 12, s)]),
+    "I1e": (gg.i1e, [lambda r, s: r.uniform(-12, 12, s)]),
+    "Xlogy": (gg.xlogy, [lambda r, s: np.where(r.uniform(size=s) < 0.3, 0.0, r.uniform(-2, 2, s)),
+                         lambda r, s: r.uniform(0.0, 3, s)]),
+    "Xlog1py": (gg.xlog1py, [lambda r, s: r.uniform(-2, 2, s), lambda r, s: r.uniform(-1, 3, s)]),
+    "FloorDiv": (lambda a, b: a // b, [lambda r, s: r.uniform(-9, 9, s), lambda r, s: r.uniform(-3, 3, s)]),
+    "Copysign": (gg.copysign, [lambda r, s: r.uniform(-3, 3, s), lambda r, s: r.uniform(-3, 3, s)]),
+}
+ELEMENTWISE_28_WITH_ATTRS = {"Celu", "Logit", "Polygamma"}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("device", device_params())
+@pytest.mark.parametrize("op_type", sorted(ELEMENTWISE_28))
+def test_issue_28s_elementwise_ops_replay_as_kernel_steps_to_the_eager_bits(op_type, device, dtype):
+    op, draws = ELEMENTWISE_28[op_type]
+
+    def make_args(seed, dev):
+        rng = np.random.default_rng(seed)
+        return [gg.tensor(draw(rng, (4, 6)).astype(dtype), device=dev) for draw in draws]
+
+    fn = _replays_to_the_bit(op, make_args, device)
+    assert _steps(fn) == (1, 0), fn.diagnostics()
+    assert "1 kernel steps, 0 call steps" in fn.diagnostics()[0]
+
+
+@pytest.mark.parametrize("op_type", sorted(ELEMENTWISE_28))
+def test_their_declarations_are_what_makes_the_kernel_steps(op_type, monkeypatch):
+    from gpugrad.ops import replay
+    op, draws = ELEMENTWISE_28[op_type]
+    args = [gg.tensor(draw(np.random.default_rng(0), (3,))) for draw in draws]
+    monkeypatch.delitem(replay._DECLARED, op_type)
+    fn = gg.function(op)
+    fn(*args)
+    assert _steps(fn) == (0, 1), fn.diagnostics()
+
+
+def test_an_elementwise_replay_refuses_operands_the_forward_converts():
+    # integers become float32 in the forward: the replay calls the op again rather than guess
+    from gpugrad.backend import CPU
+    from gpugrad.ops import replay
+    ints, out = np.array([1, 2]), np.empty(2, np.float32)
+    assert replay.lookup("Relu6").build([ints], None, [out], CPU) is None
+    assert replay.lookup("Celu").build([np.ones(2)], {}, [np.empty(2)], CPU) is None  # no alpha: not this op
+    assert {op_type for op_type in ELEMENTWISE_28_WITH_ATTRS} <= set(replay.declared())

@@ -54,7 +54,7 @@ def test_scatter_and_scatter_add_and_index_add_match_numpy_loops():
                                want_index_add)
 
 
-@pytest.mark.parametrize("reduce", ["sum", "mean", "amax", "amin"])
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
 @pytest.mark.parametrize("include_self", [True, False])
 def test_scatter_reduce_matches_a_numpy_loop(reduce, include_self):
     x = RNG.normal(size=(3, 4))
@@ -66,7 +66,7 @@ def test_scatter_reduce_matches_a_numpy_loop(reduce, include_self):
     want = x.copy()
     for q, values in groups.items():
         values = values + ([x[q]] if include_self else [])
-        want[q] = {"sum": np.sum, "mean": np.mean, "amax": np.max, "amin": np.min}[reduce](values)
+        want[q] = {"sum": np.sum, "prod": np.prod, "mean": np.mean, "amax": np.max, "amin": np.min}[reduce](values)
     got = gg.scatter_reduce(gg.tensor(x), 0, index, gg.tensor(src), reduce, include_self=include_self)
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
 
@@ -195,7 +195,7 @@ def test_bad_input_raises_naming_the_op():
     with pytest.raises(gg.ShapeError, match="'ScatterReduce'"):
         gg.scatter_reduce(x, 0, [0, 1], gg.ones(2), "sum")
     with pytest.raises(ValueError, match="'ScatterReduce' takes reduce"):
-        gg.scatter_reduce(x, 0, [[0]], gg.ones((1, 1)), "prod")
+        gg.scatter_reduce(x, 0, [[0]], gg.ones((1, 1)), "median")
     with pytest.raises(gg.DTypeError, match="'Scatter'"):
         gg.scatter(x, 0, [[0]], gg.ones((1, 1), dtype="float64"))
     with pytest.raises(gg.ShapeError, match="'TopK'"):
@@ -255,7 +255,7 @@ TIES_SRC = np.array([[3.0, 5.0, 2.0, 1.0], [3.0, 0.0, 2.0, 1.0]])  # ties with e
 TIES_INDEX = np.array([[1, 0, 2, 2], [1, 1, 2, 2]])
 
 
-@pytest.mark.parametrize("reduce", ["sum", "mean", "amax", "amin"])
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
 @pytest.mark.parametrize("include_self", [True, False])
 def test_scatter_reduce_values_and_gradients_match_pytorch_with_ties(reduce, include_self, torch):
     # without include_self, x at a written position takes no part; PyTorch (2.x) still counts it among the
@@ -346,7 +346,10 @@ def test_the_data_dependent_and_integer_paths_give_the_cpus_values_on_every_devi
         lambda d: (gg.segment_max(gg.tensor(x, device=d), gg.tensor([0, 0, 2], device=d)),
                    gg.segment_mean(gg.tensor(x, device=d), [0, 2, 2])),
         lambda d: (gg.scatter_reduce(gg.tensor(ints, device=d), 1, ints % 4, gg.tensor(ints, device=d), "mean"),
-                   gg.scatter_reduce(gg.tensor(ints, device=d), 0, ints % 3, gg.tensor(ints, device=d), "amin")),
+                   gg.scatter_reduce(gg.tensor(ints, device=d), 0, ints % 3, gg.tensor(ints, device=d), "amin"),
+                   gg.scatter_reduce(gg.tensor(ints, device=d), 0, ints % 3, gg.tensor(ints, device=d), "prod"),
+                   gg.scatter_reduce(gg.tensor(x, device=d), 1, ints % 4, gg.tensor(x, device=d), "prod",
+                                     include_self=False)),
         lambda d: gg.cummin(gg.tensor(ints, device=d), axis=1) + gg.topk(gg.tensor(ints, device=d), 3),
         lambda d: gg.meshgrid(gg.tensor(x[0], device=d), gg.tensor(x[1], device=d)),
     ]
@@ -449,3 +452,57 @@ def test_numpys_meshgrid_unique_bincount_on_tensors_are_the_gg_ops():
     assert np.bincount(gg.tensor(ints), minlength=5).numpy().tolist() == np.bincount(ints, minlength=5).tolist()
     with pytest.raises(TypeError, match="return_index"):
         np.unique(gg.tensor(ints), return_index=True)
+
+
+PROD_INDEX = np.array([[0, 2, 0, 1], [2, 2, 1, 0], [1, 0, 0, 2], [0, 2, 0, 2]])
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_prod_gradients_match_pytorch_where_zeros_meet(include_self, torch):
+    # zeros alone, two and three of them at one position, and a zero of x: PyTorch's rule, no division by 0
+    x = RNG.uniform(0.5, 1.5, (3, 4)) * RNG.choice([-1.0, 1.0], (3, 4))
+    src = RNG.uniform(0.5, 1.5, (4, 4)) * RNG.choice([-1.0, 1.0], (4, 4))
+    x[1, 3] = x[2, 1] = 0.0
+    src[0, 1] = src[1, 1] = src[3, 1] = 0.0  # three zeros at (2, 1), with x's
+    src[0, 2] = src[2, 2] = 0.0  # two at (0, 2)
+    src[1, 3] = 0.0  # one at (0, 3)
+    ours = grad_of(lambda a, s: gg.scatter_reduce(a, 0, PROD_INDEX, s, "prod", include_self=include_self), x, src)
+    index = torch.tensor(PROD_INDEX)
+    theirs = torch_grad(lambda a, s: a.scatter_reduce(0, index, s, "prod", include_self=include_self), x, src)
+    assert_same(ours, theirs)
+
+
+def test_scatter_reduce_prod_second_derivative_where_two_zeros_meet_is_finite_differences():
+    # PyTorch refuses this double backward; gpugrad's rule is the exclusive product as a polynomial there
+    x = np.array([[2.0, 0.5], [1.5, -1.0]])
+    src = np.array([[0.0, 3.0], [0.0, 0.0]])
+    index = np.array([[1, 0], [1, 0]])  # two zeros at (1, 0); at (0, 1) a zero and 3.0
+
+    def grad(a, s):
+        xa, sa = gg.tensor(a), gg.tensor(s)
+        with gg.GradientTape() as tape:
+            tape.watch([xa, sa])
+            loss = gg.sum(gg.scatter_reduce(xa, 0, index, sa, "prod"))
+        return [g.numpy() for g in tape.gradient(loss, [xa, sa])]
+
+    xa, sa = gg.tensor(x), gg.tensor(src)
+    with gg.GradientTape(persistent=True) as outer:
+        outer.watch([xa, sa])
+        with gg.GradientTape() as inner:
+            inner.watch([xa, sa])
+            loss = gg.sum(gg.scatter_reduce(xa, 0, index, sa, "prod"))
+        gx, gs = inner.gradient(loss, [xa, sa])
+        probe = gg.sum(gs * gg.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    hx, hs = outer.gradient(probe, [xa, sa])
+    eps = 1e-6
+    for which, got in ((0, hx), (1, hs)):
+        base = [x, src][which]
+        want = np.zeros_like(base)
+        for p in np.ndindex(base.shape):
+            up, down = [x.copy(), src.copy()], [x.copy(), src.copy()]
+            up[which][p] += eps
+            down[which][p] -= eps
+            want[p] = (np.sum(grad(*up)[1] * [[1.0, 2.0], [3.0, 4.0]]) -
+                       np.sum(grad(*down)[1] * [[1.0, 2.0], [3.0, 4.0]])) / (2 * eps)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-7, atol=1e-9)
+    assert np.any(hs.numpy() != 0)  # the two zeros meet: d^2 / (d src_00 d src_10) = x[1, 0] = 1.5

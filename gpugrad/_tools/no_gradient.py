@@ -68,6 +68,10 @@ DECISIONS = {
     ("MaxPool2DIndices", None): Decision(
         "integer", "int64 positions of the maxima: TensorFlow's MaxPoolWithArgmax gives its argmax no gradient; "
                    "PyTorch's max_pool2d(return_indices=True) indices carry none", lambda x: gg.max_pool2d(gg.reshape(x, (1, 1, 3, 4)), 2, return_indices=True)[1]),
+    ("AdaptiveMaxPool2DIndices", None): Decision(
+        "integer", "int64 positions of the window maxima: TensorFlow's MaxPoolWithArgmax gives its argmax no "
+                   "gradient; PyTorch's adaptive_max_pool2d(return_indices=True) indices carry none",
+        lambda x: gg.adaptive_max_pool2d(gg.reshape(x, (1, 1, 3, 4)), (2, 3), return_indices=True)[1]),
     ("All", None): Decision("integer", "boolean output: TensorFlow's All and PyTorch's all have no gradient",
                             lambda x: gg.all(x, axis=1)),
     ("Any", None): Decision("integer", "boolean output: TensorFlow's Any and PyTorch's any have no gradient",

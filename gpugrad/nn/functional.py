@@ -35,6 +35,7 @@ NAMES = (
     # convolution and pooling
     "conv1d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "avg_pool1d", "max_unpool2d",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "interpolate", "group_norm",
+    "max_unpool1d", "adaptive_max_pool1d", "adaptive_max_pool2d",
 )
 
 __all__ = [name for name in NAMES if hasattr(_ops, name)]
@@ -97,12 +98,12 @@ def pad(x: TensorLike, pad: Sequence[int], mode: str = "constant", value: float 
 __all__.append("pad")
 
 if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
-    from ..ops import (adaptive_avg_pool1d, adaptive_avg_pool2d, avg_pool1d, avg_pool2d, batch_norm,
-                       binary_cross_entropy, conv1d, conv2d, conv_transpose1d, conv_transpose2d, cosine_similarity,
-                       dense, dropout, elu, embedding, gelu, group_norm, huber, interpolate, kl_div, layer_norm,
-                       leaky_relu, log_softmax, logsumexp, masked_softmax, matmul, max_pool1d, max_pool2d,
-                       max_unpool2d, mse, nll_loss, relu, sigmoid, sigmoid_cross_entropy, smooth_l1, softmax,
-                       softmax_cross_entropy, softplus, tanh)
+    from ..ops import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d,
+                       avg_pool1d, avg_pool2d, batch_norm, binary_cross_entropy, conv1d, conv2d, conv_transpose1d,
+                       conv_transpose2d, cosine_similarity, dense, dropout, elu, embedding, gelu, group_norm, huber,
+                       interpolate, kl_div, layer_norm, leaky_relu, log_softmax, logsumexp, masked_softmax, matmul,
+                       max_pool1d, max_pool2d, max_unpool1d, max_unpool2d, mse, nll_loss, relu, sigmoid,
+                       sigmoid_cross_entropy, smooth_l1, softmax, softmax_cross_entropy, softplus, tanh)
     from .attention import scaled_dot_product_attention
     __all__ = [
         "relu", "leaky_relu", "elu", "gelu", "sigmoid", "tanh", "softplus", "softmax", "log_softmax", "logsumexp",
@@ -110,5 +111,6 @@ if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_t
         "smooth_l1", "kl_div", "cosine_similarity", "matmul", "dense", "conv2d", "max_pool2d", "avg_pool2d",
         "dropout", "embedding", "layer_norm", "batch_norm", "conv1d", "conv_transpose1d", "conv_transpose2d",
         "max_pool1d", "avg_pool1d", "max_unpool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "interpolate",
-        "group_norm", "masked_softmax", "scaled_dot_product_attention", "pad"
+        "group_norm", "max_unpool1d", "adaptive_max_pool1d", "adaptive_max_pool2d", "masked_softmax",
+        "scaled_dot_product_attention", "pad"
     ]

@@ -16,13 +16,14 @@ operators and methods on :class:`gpugrad.Tensor`.
 """
 from typing import TYPE_CHECKING
 
-from . import (activation_variants, activations, arithmetic, attention, control, conv, convolution, counting,
+from . import (activation_variants, activations, adaptive_pool, arithmetic, attention, control, conv, convolution, counting,
                creation, cumulative, decompositions, dense_layer, distance_losses, grids, group_normalization, indexing,
                likelihood_losses, linalg, log_densities, losses, math, nn_ops, numpy_names, ordering, pool, reductions,
                resize, scans, scattering, segment, selection, shape, special, special_functions, statistics, structure,
                ufuncs)
 from .activation_variants import *  # noqa: F401,F403
 from .activations import *  # noqa: F401,F403
+from .adaptive_pool import *  # noqa: F401,F403
 from .arithmetic import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .control import *  # noqa: F401,F403
@@ -64,7 +65,7 @@ _MODULES = (creation, arithmetic, math, ufuncs, numpy_names, activations, activa
             special_functions, shape, ordering, reductions, cumulative, statistics, indexing, linalg, structure,
             decompositions, log_densities, losses, control, dense_layer, conv, pool, nn_ops,
             likelihood_losses, distance_losses, scattering, segment, selection, scans, counting, grids,
-            attention, convolution, resize, group_normalization)
+            attention, convolution, resize, group_normalization, adaptive_pool)
 _EVERY_OP = [name for module in _MODULES for name in module.__all__]
 # The fused gradient ops and the backward convolutions are op types gradient rules call; they
 # are gg.raw_ops (as TensorFlow has tf.raw_ops), not gg. sum_to and prod_others serve the engine.
@@ -83,6 +84,8 @@ if TYPE_CHECKING:  # the same names for type checkers, sorted: python -m gpugrad
         "abs",
         "adaptive_avg_pool1d",
         "adaptive_avg_pool2d",
+        "adaptive_max_pool1d",
+        "adaptive_max_pool2d",
         "add",
         "all",
         "allclose",
@@ -219,6 +222,7 @@ if TYPE_CHECKING:  # the same names for type checkers, sorted: python -m gpugrad
         "max",
         "max_pool1d",
         "max_pool2d",
+        "max_unpool1d",
         "max_unpool2d",
         "maximum",
         "mean",

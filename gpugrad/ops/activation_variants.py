@@ -2,6 +2,7 @@
 
 Each is one op with its gradient rule beside it; a rule is made of recorded ops, so every order of
 gradient follows (the masks of the piecewise ones are constants, as in PyTorch's double backward).
+Each forward's array function is also its replay kernel under ``gg.function`` (:func:`.replay.elementwise`).
 selu's gradient is the hot gradient ``SeluGrad`` (:mod:`.hot`: one pass on the CPU, one generated CUDA
 kernel on a GPU), with a rule of its own for the second order.
 gelu's tanh form is ``gelu(x, approximate="tanh")`` in :mod:`.special`, beside the exact one.
@@ -14,14 +15,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..backend.cpu_fast import COSTLY
-from ..errors import DTypeError
 from ..registry import RegisterGradient
 from ..tensor import Tensor
 from .arithmetic import minimum, where
-from .base import constant_arg, emit, public_ops, unary
+from .base import constant_arg, emit, public_ops, real_operand
+from . import replay
 from .hot import TRANSCENDENTAL, Check, Range, declare
 from .math import exp
-from .. import _dtypes as _dt
 
 if TYPE_CHECKING:
     from .._typing import TensorLike
@@ -29,16 +29,6 @@ if TYPE_CHECKING:
 # SELU's constants (Klambauer et al. 2017), as torch.nn.functional.selu and tf.nn.selu
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
-
-
-def _float_input(x, op_type):
-    """``x`` as a Tensor and its array as floats (integers and booleans as float32, as the other activations)."""
-    x = unary(x)
-    if _dt.floating(x.dtype):
-        return x, x._data
-    if x.dtype.kind in "biu":
-        return x, x._data.astype(np.float32)
-    raise DTypeError(f"op {op_type!r} takes real numbers, not {x.dtype} (shape {x.shape})")
 
 
 def relu6(x: TensorLike) -> Tensor:
@@ -50,9 +40,15 @@ def relu6(x: TensorLike) -> Tensor:
         >>> gg.relu6(gg.tensor([-1.0, 3.0, 8.0])).numpy().tolist()
         [0.0, 3.0, 6.0]
     """
-    x, d = _float_input(x, "Relu6")
-    xp = x._device.xp
-    return emit("Relu6", xp.minimum(xp.maximum(d, d.dtype.type(0)), d.dtype.type(6)), x._device, (x,))
+    x, d = real_operand(x, "Relu6")
+    return emit("Relu6", _relu6_array(x._device.xp, d), x._device, (x,))
+
+
+def _relu6_array(xp, d):
+    return xp.minimum(xp.maximum(d, d.dtype.type(0)), d.dtype.type(6))
+
+
+replay.elementwise("Relu6", _relu6_array)
 
 
 @RegisterGradient("Relu6", reads_outputs=False)
@@ -70,11 +66,17 @@ def selu(x: TensorLike) -> Tensor:
         >>> [round(v, 6) for v in gg.selu(gg.tensor([-1.0, 0.0, 1.0], dtype="float64")).numpy().tolist()]
         [-1.111331, 0.0, 1.050701]
     """
-    x, d = _float_input(x, "Selu")
-    xp = x._device.xp
+    x, d = real_operand(x, "Selu")
+    return emit("Selu", _selu_array(x._device.xp, d), x._device, (x,))
+
+
+def _selu_array(xp, d):
     t = d.dtype.type
     negative = xp.expm1(xp.minimum(d, t(0))) * t(_SELU_ALPHA * _SELU_SCALE)
-    return emit("Selu", xp.where(d > 0, d * t(_SELU_SCALE), negative), x._device, (x,))
+    return xp.where(d > 0, d * t(_SELU_SCALE), negative)
+
+
+replay.elementwise("Selu", _selu_array)
 
 
 @RegisterGradient("Selu", reads_outputs=False, donates_dy=True)
@@ -115,14 +117,20 @@ def celu(x: TensorLike, alpha: float = 1.0) -> Tensor:
         >>> [round(v, 6) for v in gg.celu(gg.tensor([-1.0, 2.0], dtype="float64"), alpha=2.0).numpy().tolist()]
         [-0.786939, 2.0]
     """
-    x, d = _float_input(x, "Celu")
+    x, d = real_operand(x, "Celu")
     alpha = constant_arg(alpha, "alpha", "Celu")
     if alpha == 0:
         raise ValueError("op 'Celu': alpha must not be 0 (it divides x), as in torch.nn.functional.celu")
-    xp = x._device.xp
+    return emit("Celu", _celu_array(x._device.xp, d, alpha), x._device, (x,), {"alpha": alpha})
+
+
+def _celu_array(xp, d, alpha):
     t = d.dtype.type
     negative = xp.expm1(xp.minimum(d, t(0)) / t(alpha)) * t(alpha)
-    return emit("Celu", xp.where(d > 0, d, negative), x._device, (x,), {"alpha": alpha})
+    return xp.where(d > 0, d, negative)
+
+
+replay.elementwise("Celu", _celu_array, attrs=("alpha",))
 
 
 @RegisterGradient("Celu", reads_outputs=False)
@@ -142,11 +150,17 @@ def hardswish(x: TensorLike) -> Tensor:
         >>> gg.hardswish(gg.tensor([-4.0, 0.0, 1.5, 4.0])).numpy().tolist()
         [-0.0, 0.0, 1.125, 4.0]
     """
-    x, d = _float_input(x, "Hardswish")
-    xp = x._device.xp
+    x, d = real_operand(x, "Hardswish")
+    return emit("Hardswish", _hardswish_array(x._device.xp, d), x._device, (x,))
+
+
+def _hardswish_array(xp, d):
     t = d.dtype.type
     gate = xp.minimum(xp.maximum(d + t(3), t(0)), t(6))
-    return emit("Hardswish", d * gate / t(6), x._device, (x,))
+    return d * gate / t(6)
+
+
+replay.elementwise("Hardswish", _hardswish_array)
 
 
 @RegisterGradient("Hardswish", reads_outputs=False)
@@ -168,19 +182,24 @@ def logit(x: TensorLike, eps: float | None = None) -> Tensor:
         >>> gg.logit(gg.tensor([0.5, 0.0], dtype="float64"), eps=0.25).numpy().round(4).tolist()
         [0.0, -1.0986]
     """
-    x, d = _float_input(x, "Logit")
+    x, d = real_operand(x, "Logit")
     if eps is not None:
         eps = constant_arg(eps, "eps", "Logit")
         if not 0 <= eps <= 0.5:
             raise ValueError(f"op 'Logit': eps must lie in [0, 0.5], not {eps!r}")
         eps = float(eps)
-    xp = x._device.xp
+    return emit("Logit", _logit_array(x._device.xp, d, eps), x._device, (x,), {"eps": eps})
+
+
+def _logit_array(xp, d, eps):
     t = d.dtype.type
     if eps is not None:
         d = xp.minimum(xp.maximum(d, t(eps)), t(1 - eps))  # not clip: NumPy's clip of bfloat16 gives float32
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = xp.log(d / (t(1) - d))
-    return emit("Logit", out, x._device, (x,), {"eps": eps})
+        return xp.log(d / (t(1) - d))
+
+
+replay.elementwise("Logit", _logit_array, attrs=("eps",))
 
 
 @RegisterGradient("Logit", reads_outputs=False)

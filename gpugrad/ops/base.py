@@ -306,3 +306,21 @@ def scalar_of_broadcast(a):
 def float_dtype_of(x):
     """The float dtype results of ``x`` take: its own, or float32 for integers."""
     return x.dtype if _dt.inexact(x.dtype) else np.dtype(np.float32)
+
+
+def real_operand(x: TensorLike, op_type: str) -> tuple[Tensor, Any]:
+    """``x`` as a Tensor and its array as floats: integers and booleans as float32 (as the activations and
+    ``torch.special`` promote them), or DTypeError naming ``op_type`` (complex numbers, strings).
+
+    Example:
+        >>> import gpugrad as gg
+        >>> t, a = real_operand(gg.tensor([1, 2]), "Selu")
+        >>> t.dtype.name, a.dtype.name
+        ('int64', 'float32')
+    """
+    x = unary(x)
+    if _dt.floating(x.dtype):
+        return x, x._data
+    if x.dtype.kind in "biu":
+        return x, x._data.astype(np.float32)
+    raise DTypeError(f"op {op_type!r} takes real numbers, not {x.dtype} (shape {x.shape})")

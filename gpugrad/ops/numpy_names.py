@@ -15,6 +15,7 @@ from ..errors import DTypeError
 from ..registry import RegisterGradient
 from ..tensor import Tensor
 from .._tracing import declare
+from . import replay
 from .base import binary, binary_error, constant_arg, emit, public_ops, unary, zeros_of
 from .ordering import ravel
 from .shape import concat
@@ -38,13 +39,19 @@ def floor_divide(x1: TensorLike, x2: TensorLike) -> Tensor:
         [3.0, -4.0]
     """
     x1, x2 = binary(x1, x2, "FloorDiv", np.floor_divide)
-    xp = x1._device.xp
     try:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            data = xp.floor_divide(x1._data, x2._data)
+        data = _floor_divide_array(x1._device.xp, x1._data, x2._data)
     except (ValueError, TypeError) as e:
         raise binary_error("FloorDiv", e, x1, x2) from None
     return emit("FloorDiv", data, x1._device, (x1, x2))
+
+
+def _floor_divide_array(xp, a, b):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return xp.floor_divide(a, b)
+
+
+replay.elementwise("FloorDiv", _floor_divide_array)  # the forward's array function is its replay kernel
 
 
 @RegisterGradient("FloorDiv", reads_outputs=False)
@@ -77,6 +84,9 @@ def copysign(x1: TensorLike, x2: TensorLike) -> Tensor:
     except (ValueError, TypeError) as e:
         raise binary_error("Copysign", e, x1, x2) from None
     return emit("Copysign", data, x1._device, (x1, x2))
+
+
+replay.ufunc("Copysign", "copysign")  # np.copysign on float arrays of one dtype
 
 
 @RegisterGradient("Copysign")

@@ -486,6 +486,31 @@ def avg_pool1d(x: TensorLike, kernel_size: int, stride: int | None = None, paddi
                               _one(padding, 0), ceil_mode, count_include_pad), 2)
 
 
+def max_unpool1d(x: TensorLike, indices: TensorLike, kernel_size: int, stride: int | None = None,
+                 padding: int = 0, output_size: Sequence[int] | None = None) -> Tensor:
+    """Each value of (N, C, L) ``x`` put at its position ``indices`` along L (as :func:`max_pool1d`'s
+    ``return_indices`` gives them) of an otherwise zero output, as PyTorch's F.max_unpool1d:
+    :func:`max_unpool2d` of a height-1 image. The output's length is ``output_size`` (an int, or a shape
+    ending in it), by default ``(L_in - 1) * stride - 2 * padding + kernel_size``.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> y, idx = gg.max_pool1d(gg.tensor([[[1.0, 3.0, 2.0, 5.0, 4.0]]]), 2, return_indices=True)
+        >>> gg.max_unpool1d(y, idx, 2, output_size=5).numpy().tolist()
+        [[[0.0, 3.0, 0.0, 5.0, 0.0]]]
+    """
+    x = _as_image(x, "MaxUnpool1D")
+    if isinstance(indices, Tensor):
+        indices = expand_dims(indices, 2)
+    else:
+        indices = np.expand_dims(np.asarray(indices), 2)
+    if output_size is not None:
+        sizes = (output_size,) if isinstance(output_size, (int, np.integer)) else tuple(output_size)
+        output_size = (1, sizes[-1]) if sizes else sizes
+    return squeeze(max_unpool2d(x, indices, _one(kernel_size, 1), None if stride is None else _one(stride, 1),
+                                _one(padding, 0), output_size), 2)
+
+
 def _as_image(x, op_type):
     x = unary(x)
     if x.ndim != 3:
@@ -506,5 +531,6 @@ __all__ = public_ops(globals(), not_ops=("max_pool_route_array",))
 
 if TYPE_CHECKING:  # the same names, spelled out for type checkers (tests/test_typing.py checks them)
     __all__ = [
-        "max_pool2d", "max_pool2d_grad", "avg_pool2d", "avg_pool2d_grad", "max_unpool2d", "max_pool1d", "avg_pool1d"
+        "max_pool2d", "max_pool2d_grad", "avg_pool2d", "avg_pool2d_grad", "max_unpool2d", "max_pool1d", "avg_pool1d",
+        "max_unpool1d"
     ]

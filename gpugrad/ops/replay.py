@@ -227,3 +227,30 @@ def reduction(op_type: str, name: str, *, nonempty: bool = False,
             np.true_divide(out, n, out=out)
         return reduce_and_divide
     return declare(op_type, build)
+
+
+def elementwise(op_type: str, compute: Callable[..., Any], attrs: tuple = ()) -> Replay:
+    """Declare op type ``op_type`` whose forward's output array is ``compute(xp, *input_arrays, *attr_values)``
+    (``attr_values``: ``attrs[k]`` for each name ``k`` in ``attrs``), the very function the forward calls, on
+    float operands of one dtype; the kernel runs it and copies its result into the output (an allocation: not
+    in a CUDA Graph). Other operands (integers the forward converts, mixed dtypes, bfloat16) are replayed by
+    calling the op.
+
+    Example:
+        >>> from gpugrad.backend import CPU
+        >>> _ = elementwise("ExampleClamp01", lambda xp, x: xp.minimum(xp.maximum(x, 0.0), 1.0))
+        >>> x, out = np.array([-1.0, 0.5, 2.0]), np.empty(3)
+        >>> _ = lookup("ExampleClamp01").build([x], None, [out], CPU)()
+        >>> out.tolist()
+        [0.0, 0.5, 1.0]
+        >>> undeclare("ExampleClamp01")
+    """
+    def build(inputs, op_attrs, outputs, device):
+        if len(outputs) != 1 or not floats_of_one_dtype(inputs, outputs):
+            return None
+        if attrs and (op_attrs is None or any(k not in op_attrs for k in attrs)):
+            return None
+        out, xp = outputs[0], device.xp
+        args = tuple(inputs) + tuple(op_attrs[k] for k in attrs)
+        return lambda: into(out, compute(xp, *args))
+    return declare(op_type, build)

@@ -102,7 +102,8 @@ def adaptive_avg_pool1d(x: TensorLike, output_size: int) -> Tensor:
 
 # ---------------------------------------------------------------- interpolate
 
-INTERPOLATE_MODES = ("nearest", "nearest-exact", "linear", "bilinear")
+INTERPOLATE_MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic")
+_CUBIC_A = -0.75  # PyTorch's (and OpenCV's) cubic convolution coefficient; Keys' is -0.5
 
 
 def _linear_matrix(n_in, n_out, scale, align_corners):
@@ -121,6 +122,34 @@ def _linear_matrix(n_in, n_out, scale, align_corners):
     return m
 
 
+def _cubic_weights(t):
+    """The four weights of the samples at offsets -1, 0, 1, 2 from a source coordinate ``t`` past its floor
+    (Keys' cubic convolution with A = -0.75, PyTorch's ``get_cubic_upsample_coefficients``)."""
+    a = _CUBIC_A
+
+    def near(d):  # |d| <= 1
+        return ((a + 2) * d - (a + 3)) * d * d + 1
+
+    def far(d):  # 1 < |d| < 2
+        return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+    return far(t + 1), near(t), near(1 - t), far(2 - t)
+
+
+def _cubic_matrix(n_in, n_out, scale, align_corners):
+    """(out, in) weights of cubic interpolation, as PyTorch's upsample_bicubic2d: the source coordinate not
+    clamped at 0, the four samples' positions clamped to the input (border replication)."""
+    dst = np.arange(n_out, dtype=np.float64)
+    if align_corners:
+        src = dst * ((n_in - 1) / (n_out - 1) if n_out > 1 else 0.0)
+    else:
+        src = (dst + 0.5) * scale - 0.5
+    base = np.floor(src)
+    m = np.zeros((n_out, n_in))
+    for offset, w in zip((-1, 0, 1, 2), _cubic_weights(src - base)):
+        np.add.at(m, (np.arange(n_out), np.clip(base.astype(np.int64) + offset, 0, n_in - 1)), w)
+    return m
+
+
 def _nearest_source(n_in, n_out, scale, exact):
     dst = np.arange(n_out, dtype=np.float64)
     return np.minimum(np.floor((dst + 0.5) * scale if exact else dst * scale).astype(np.int64), n_in - 1)
@@ -134,9 +163,13 @@ def interpolate(x: TensorLike, size: Any = None, scale_factor: Any = None, mode:
     one per axis; the size is ``floor(in * scale_factor)``). ``mode``:
     ``"nearest"`` (PyTorch's: source ``floor(dst * in/out)``),
     ``"nearest-exact"`` (``floor((dst + 0.5) * in/out)``), ``"linear"`` (3-D
-    ``x``) or ``"bilinear"`` (4-D ``x``). For the linear modes
+    ``x``), ``"bilinear"`` or ``"bicubic"`` (4-D ``x``). Bicubic is PyTorch's:
+    Keys' cubic convolution with A = -0.75 over four samples per axis, the
+    samples past the border read at the border (the result may overshoot the
+    input's range, as PyTorch's is not clamped). For the linear and cubic modes
     ``align_corners=True`` maps the corner pixels' centres onto each other;
-    False (the default) maps the pixels' edges, the source clamped at 0. With a
+    False (the default) maps the pixels' edges (the linear modes' source
+    clamped at 0, as PyTorch's). With a
     ``scale_factor`` and no ``recompute_scale_factor``, the source coordinates
     use ``1 / scale_factor``, as PyTorch.
 
@@ -149,17 +182,21 @@ def interpolate(x: TensorLike, size: Any = None, scale_factor: Any = None, mode:
         [[[1.0, 1.5, 2.0, 3.0, 4.0]]]
         >>> gg.interpolate(gg.ones((1, 3, 4, 4)), scale_factor=(2, 0.5), mode="bilinear").shape
         (1, 3, 8, 2)
+        >>> y = gg.interpolate(gg.tensor([[[[0.0, 1.0], [1.0, 0.0]]]]), size=(3, 3), mode="bicubic", align_corners=True)
+        >>> y.numpy().round(4).tolist()
+        [[[[0.0, 0.5, 1.0], [0.5, 0.5, 0.5], [1.0, 0.5, 0.0]]]]
     """
     op_type = "Interpolate"
     x = unary(x)
     if mode not in INTERPOLATE_MODES:
         raise ValueError(f"op {op_type!r}: mode is one of {INTERPOLATE_MODES}, not {mode!r}")
-    linear = mode in ("linear", "bilinear")
-    if linear and x.ndim != (3 if mode == "linear" else 4):
+    weighted = mode in ("linear", "bilinear", "bicubic")  # a matrix of weights per axis
+    if weighted and x.ndim != (3 if mode == "linear" else 4):
         raise ShapeError(f"op {op_type!r}: mode={mode!r} takes x of shape "
                          f"{'(N, C, L)' if mode == 'linear' else '(N, C, H, W)'}, got shape {x.shape}")
-    if not linear and align_corners is not None:
-        raise ValueError(f"op {op_type!r}: align_corners applies to the linear modes only, not mode={mode!r}")
+    if not weighted and align_corners is not None:
+        raise ValueError(f"op {op_type!r}: align_corners applies to the linear and cubic modes only, not "
+                         f"mode={mode!r}")
     if (size is None) == (scale_factor is None):
         raise ValueError(f"op {op_type!r}: give exactly one of size and scale_factor")
     n = x.ndim - 2
@@ -178,8 +215,9 @@ def interpolate(x: TensorLike, size: Any = None, scale_factor: Any = None, mode:
         if min(out) < 1:
             raise ShapeError(f"op {op_type!r}: scale_factor {scale_factor!r} leaves x of shape {x.shape} empty")
         scales = [i / o if recompute_scale_factor else 1.0 / float(f) for i, o, f in zip(sizes, out, factors)]
-    if linear:
-        return _apply(x, [_linear_matrix(i, o, s, bool(align_corners)) for i, o, s in zip(sizes, out, scales)])
+    if weighted:
+        matrix = _cubic_matrix if mode == "bicubic" else _linear_matrix
+        return _apply(x, [matrix(i, o, s, bool(align_corners)) for i, o, s in zip(sizes, out, scales)])
     for k, (i, o, s) in enumerate(zip(sizes, out, scales)):
         if i != o or s != 1.0:
             x = take(x, _nearest_source(i, o, s, mode == "nearest-exact"), axis=2 + k)

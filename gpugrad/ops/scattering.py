@@ -189,21 +189,24 @@ def index_add(x: TensorLike, axis: int, index: TensorLike, source: TensorLike, a
 
 # ---------------------------------------------------------------- scatter_reduce
 
-_REDUCES = {"sum": "sum", "mean": "mean", "amax": "max", "amin": "min", "max": "max", "min": "min"}
+_REDUCES = {"sum": "sum", "mean": "mean", "amax": "max", "amin": "min", "max": "max", "min": "min", "prod": "prod"}
 
 
 def scatter_reduce(x: TensorLike, axis: int, index: TensorLike, src: TensorLike, reduce: str,
                    include_self: bool = True) -> Tensor:
     """``x`` with ``src`` reduced into it at ``index`` along ``axis``, as ``torch.scatter_reduce``.
 
-    ``reduce`` is ``"sum"``, ``"mean"``, ``"amax"`` or ``"amin"`` (``"max"``/``"min"`` too). With
+    ``reduce`` is ``"sum"``, ``"prod"``, ``"mean"``, ``"amax"`` or ``"amin"`` (``"max"``/``"min"`` too). With
     ``include_self`` the elements of ``x`` at the written positions take part; without, those positions
     hold the reduction of ``src`` alone. Positions no index writes keep ``x``. Integer ``"mean"`` rounds
     down, as PyTorch's. Gradients as PyTorch's (derivatives.yaml, ``scatter_reduce_backward``): for
     ``amax``/``amin`` ``dy`` goes to the elements (of ``x`` and ``src``) equal to the result, split
     evenly among ties. One difference: without ``include_self`` an element of ``x`` at a written position is
     not among the ties (it takes no part), where PyTorch 2.x counts it when it equals the result and so gives
-    ``src`` less than ``dy`` there; gpugrad's is the derivative of what it computes.
+    ``src`` less than ``dy`` there; gpugrad's is the derivative of what it computes. For ``prod`` (op
+    ``ScatterProd``) an element's gradient is ``dy`` times the product of the other elements reduced at its
+    position, zeros included (PyTorch's rule, computed without dividing by a zero); its second derivative is
+    exact too where several zeros meet (PyTorch refuses that double backward).
 
     Example:
         >>> import gpugrad as gg
@@ -213,15 +216,19 @@ def scatter_reduce(x: TensorLike, axis: int, index: TensorLike, src: TensorLike,
         [4.0, 1.0, 6.0]
         >>> gg.scatter_reduce(x, 0, [0, 0, 2, 2], src, "mean", include_self=False).numpy().tolist()
         [3.0, 1.0, 3.0]
+        >>> gg.scatter_reduce(x + 1.0, 0, [0, 0, 2, 2], src, "prod").numpy().tolist()
+        [16.0, 2.0, 0.0]
     """
     kind = _REDUCES.get(reduce) if isinstance(reduce, str) else None
     if kind is None:
-        raise ValueError(f"op 'ScatterReduce' takes reduce 'sum', 'mean', 'amax' or 'amin', not {reduce!r}")
+        raise ValueError(f"op 'ScatterReduce' takes reduce 'sum', 'prod', 'mean', 'amax' or 'amin', not {reduce!r}")
     x = unary(x, src)
     key, idx = _scatter_key("ScatterReduce", x, axis, index)
     src = _source("ScatterReduce", x, src, idx.shape)
     if kind in ("max", "min"):
         return _scatter_extreme(x, src, key, kind, include_self)
+    if kind == "prod":
+        return _scatter_prod(x, src, key, bool(include_self))
     added = getitem_grad(src, key, x.shape, True)
     touched = _touched(x, key)
     base = x if include_self else where(touched, 0, x)
@@ -293,6 +300,89 @@ def _scatter_reduce_grad(op, dy):
     dx = multiply(dy, Tensor._wrap((self_is * share).astype(dt), dy._device))
     dsrc = multiply(_getitem(multiply(dy, Tensor._wrap(share.astype(dt), dy._device)), key, True),
                     Tensor._wrap(src_is.astype(dt), dy._device))
+    return dx, dsrc
+
+
+# ---------------------------------------------------------------- scatter_reduce prod
+
+
+def _flat_positions(key, shape):
+    """The positions ``key`` addresses in the flattened array of ``shape``, one per element of the index."""
+    strides = np.cumprod((1,) + tuple(shape[:0:-1]))[::-1]
+    flat = 0
+    for k, stride in zip(key, strides):  # the index itself has the full shape, the aranges broadcast
+        flat = flat + k.astype(np.int64) * int(stride)
+    return flat
+
+
+def _group_products(xp, dest, values):
+    """``(dest sorted, products)``: for each element of ``values`` (1-D), in the order of ``dest`` sorted, the
+    product of all the values that share its destination (each group's product in all its elements, so that
+    an assignment ``out[dest] = products`` writes one value per destination whatever the order).
+
+    Two segmented scans of log2(n) whole-array steps each (Hillis and Steele): prefix products within each
+    group, so that its last element holds the group's product, then that value copied leftwards to every
+    element of the group. No ``multiply.at`` (CuPy has none) and no host read.
+    """
+    order = xp.argsort(dest, kind="stable") if xp is np else xp.argsort(dest)  # CuPy's sort is stable
+    d, v = dest[order], values[order]
+    n, step = d.size, 1
+    while step < n:  # v[i] = product of v[max(start, i - 2 step + 1) .. i]
+        same = d[step:] == d[:-step]
+        v = xp.concatenate([v[:step], xp.where(same, v[step:] * v[:-step], v[step:])])
+        step *= 2
+    step = 1
+    while step < n:  # v[i] = v[min(i + 2 step - 1, end)]: the group's last element, its product
+        same = d[:-step] == d[step:]
+        v = xp.concatenate([xp.where(same, v[step:], v[:-step]), v[n - step:]])
+        step *= 2
+    return d, v
+
+
+def _scatter_prod(x, src, key, include_self):
+    """The op ``ScatterProd``: ``x`` (or, without ``include_self``, 1 at the written positions) times the
+    product of the elements of ``src`` each position receives."""
+    xp = x._device.xp
+    out = x._data.flatten()
+    if src._data.size:
+        d, products = _group_products(xp, _flat_positions(key, x.shape).reshape(-1), src._data.reshape(-1))
+        out[d] = out[d] * products if include_self else products
+    return emit("ScatterProd", out.reshape(x.shape), x._device, (x, src), {"key": key, "include_self": include_self})
+
+
+def _exclusive_factor(e, e_zero, zeros, zero_sum):
+    """With ``p`` the product of the nonzero elements at an element's position, the factor ``f`` with
+    ``p * f`` = the product of the other elements there: ``e`` the element, ``e_zero`` where it is 0 (a
+    constant), ``zeros`` how many zeros its position holds (a constant), ``zero_sum`` the sum of those zeros
+    (0, but a function of them, so that the second derivative meets the zero it multiplies)."""
+    # nonzero e: 1/e if no zero, (the zero)/e if one, else 0;  e zero: 1 if it is the only zero, (the other zero)
+    # if there are two, else 0: the exclusive product near the point, so the op's first and second derivatives
+    # are exact everywhere, and every order where at most one zero meets. NOTE: where two or more zeros meet,
+    # the 0s above are constants: the op's third and higher derivatives there may read 0.
+    nonzero = where(zeros == 0, 1.0, where(zeros == 1, zero_sum, 0.0)) / where(e._data == 0, 1.0, e)
+    zero = where(zeros == 1, 1.0, where(zeros == 2, zero_sum - e, 0.0))
+    return where(e_zero, zero, nonzero)
+
+
+@RegisterGradient("ScatterProd", reads_outputs=False)
+def _scatter_prod_grad(op, dy):
+    # PyTorch's (scatter_reduce_backward, "prod"): d out[p] / d e = the product of the other elements at p,
+    # with zeros counted instead of divided by; x takes no part where written without include_self
+    x, src = op.inputs
+    key, include_self = op.attrs["key"], op.attrs["include_self"]
+    xp = dy._device.xp
+    member = xp.ones(x.shape, dtype=bool) if include_self else ~_touched(x, key)
+    x_zero = xp.logical_and(x._data == 0, member)
+    src_zero = src._data == 0
+    zeros = x_zero.astype(np.int64)
+    if src_zero.size:
+        xp.add.at(zeros, key, src_zero.astype(np.int64))
+    nonzero_product = _scatter_prod(where(x_zero, 1.0, x), where(src_zero, 1.0, src), key, include_self)
+    zero_sum = add(where(x_zero, x, 0.0), getitem_grad(where(src_zero, src, 0.0), key, x.shape, True))
+    share = multiply(dy, nonzero_product)
+    dx = where(member, multiply(share, _exclusive_factor(x, x_zero, zeros, zero_sum)), 0.0)
+    dsrc = multiply(_getitem(share, key, True),
+                    _exclusive_factor(src, src_zero, zeros[key], _getitem(zero_sum, key, True)))
     return dx, dsrc
 
 

@@ -23,6 +23,7 @@ from ..registry import RegisterGradient
 from ..tensor import Tensor
 from .. import _dtypes as _dt
 from .arithmetic import minimum, multiply
+from . import replay
 from .base import emit, float_dtype_of, public_ops, unary
 from .hot import Check, Range, declare
 from .activations import tanh
@@ -223,11 +224,17 @@ _GELU_C = 0.044715
 
 
 def _gelu_tanh(x):
-    xp = x._device.xp
     d = x._data if _dt.floating(x.dtype) else x._data.astype(np.float32)
+    return emit("GeluTanh", _gelu_tanh_array(x._device.xp, d), x._device, (x,))
+
+
+def _gelu_tanh_array(xp, d):
     t = d.dtype.type
     inner = xp.tanh((d + t(_GELU_C) * d * d * d) * t(_GELU_K))
-    return emit("GeluTanh", t(0.5) * d * (t(1) + inner), x._device, (x,))
+    return t(0.5) * d * (t(1) + inner)
+
+
+replay.elementwise("GeluTanh", _gelu_tanh_array)  # the forward's array function is its replay kernel
 
 
 @RegisterGradient("GeluTanh", reads_outputs=False)

@@ -22,7 +22,8 @@ oracle (``tests/test_special_functions.py``):
 
 On a GPU, lgamma, digamma, erfc and erfinv are ``cupyx.scipy.special``'s (CUDA's lgamma and Cephes' digamma
 and erfinv), float16/bfloat16 in float64 and rounded once (:func:`gpugrad.backend.cupy_gaps.special`);
-polygamma, xlogy, xlog1py, i0e and i1e are the same array ops as on the CPU.
+polygamma, xlogy, xlog1py, i0e and i1e are the same array ops as on the CPU. Each forward's array function
+is also its replay kernel under ``gg.function`` (:func:`.replay.elementwise`).
 """
 
 from __future__ import annotations
@@ -33,12 +34,12 @@ import math
 
 import numpy as np
 
-from ..backend import CPU, cupy_gaps
-from ..errors import DTypeError
+from ..backend import cupy_gaps
 from ..registry import RegisterGradient
 from ..tensor import Tensor
 from .arithmetic import reciprocal, sign, where
-from .base import binary, binary_error, emit, float_dtype_of, public_ops, unary
+from . import replay
+from .base import binary, binary_error, emit, float_dtype_of, public_ops, real_operand
 from .math import exp, log, log1p, square
 from .special import erfc_numpy, erf_numpy
 from .. import _dtypes as _dt
@@ -52,22 +53,35 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _SQRT_PI_OVER_2 = math.sqrt(math.pi) / 2.0
 
 
-def _float_operand(x, op_type):
-    """``x`` as a Tensor with a float array (integers and booleans as float32), or DTypeError naming ``op_type``."""
-    x = unary(x)
-    if _dt.floating(x.dtype):
-        return x, x._data
-    if x.dtype.kind in "biu":
-        return x, x._data.astype(np.float32)
-    raise DTypeError(f"op {op_type!r} takes real numbers, not {x.dtype} (shape {x.shape})")
-
-
 def _in_float64(function, xp, a):
     """``function(xp, a64)`` computed in float64 and rounded once to ``a``'s float dtype."""
     with np.errstate(all="ignore"):  # poles and the branches ``where`` discards
         out = function(xp, a.astype(np.float64, copy=False))
     dtype = float_dtype_of(a)
     return out if dtype == np.float64 else out.astype(dtype)
+
+
+def _unary_op(op_type, compute):
+    """The forward of elementwise op ``op_type`` whose output array is ``compute(xp, a)`` (``a`` the operand's
+    float array); ``compute`` is declared its replay kernel too (:func:`.replay.elementwise`)."""
+    replay.elementwise(op_type, compute)
+
+    def forward(x):
+        x, a = real_operand(x, op_type)
+        return emit(op_type, compute(x._device.xp, a), x._device, (x,))
+    return forward
+
+
+def _float64_or_cupyx(op_type, cpu64, cupyx_name):
+    """The forward of op ``op_type``: ``cpu64(np, a)`` in float64 on the CPU (:func:`_in_float64`), on a GPU
+    ``cupyx.scipy.special.<cupyx_name>`` (float16/bfloat16 through float64, :func:`cupy_gaps.special`)."""
+    def compute(xp, a):
+        if xp is np:
+            return _in_float64(cpu64, np, a)
+        from cupyx.scipy import special as cupyx_special
+
+        return cupy_gaps.special(getattr(cupyx_special, cupyx_name))(a)
+    return _unary_op(op_type, compute)
 
 
 def _sinpi_cotpi_arg(xp, x):
@@ -111,16 +125,10 @@ def lgamma(x: TensorLike) -> Tensor:
         >>> [round(v, 12) for v in gg.lgamma(gg.tensor([0.5, 4.0], dtype="float64")).numpy().tolist()]
         [0.572364942925, 1.791759469228]
     """
-    x, a = _float_operand(x, "Lgamma")
-    if x._device is CPU:
-        out = _in_float64(_lgamma64, np, a)
-    else:
-        from cupyx.scipy.special import gammaln as cupy_gammaln
-
-        out = cupy_gaps.special(cupy_gammaln)(a)
-    return emit("Lgamma", out, x._device, (x,))
+    return _lgamma(x)
 
 
+_lgamma = _float64_or_cupyx("Lgamma", _lgamma64, "gammaln")
 gammaln = lgamma  # scipy.special's name
 
 
@@ -200,16 +208,10 @@ def digamma(x: TensorLike) -> Tensor:
         >>> round(gg.digamma(gg.tensor(1.0, dtype="float64")).item(), 12)  # minus the Euler-Mascheroni constant
         -0.577215664902
     """
-    x, a = _float_operand(x, "Digamma")
-    if x._device is CPU:
-        out = _in_float64(lambda xp, v: _polygamma64(xp, 0, v), np, a)
-    else:
-        from cupyx.scipy.special import digamma as cupy_digamma
-
-        out = cupy_gaps.special(cupy_digamma)(a)
-    return emit("Digamma", out, x._device, (x,))
+    return _digamma(x)
 
 
+_digamma = _float64_or_cupyx("Digamma", lambda xp, v: _polygamma64(xp, 0, v), "digamma")
 psi = digamma  # scipy.special's other name
 
 
@@ -234,10 +236,15 @@ def polygamma(n: int, x: TensorLike) -> Tensor:
     n = int(n)
     if n == 0:
         return digamma(x)
-    x, a = _float_operand(x, "Polygamma")
-    xp = x._device.xp
-    out = _in_float64(lambda xp_, v: _polygamma64(xp_, n, v), xp, a)
-    return emit("Polygamma", out, x._device, (x,), {"n": n})
+    x, a = real_operand(x, "Polygamma")
+    return emit("Polygamma", _polygamma_array(x._device.xp, a, n), x._device, (x,), {"n": n})
+
+
+def _polygamma_array(xp, a, n):
+    return _in_float64(lambda xp_, v: _polygamma64(xp_, n, v), xp, a)
+
+
+replay.elementwise("Polygamma", _polygamma_array, attrs=("n",))
 
 
 @RegisterGradient("Polygamma", reads_outputs=False)
@@ -258,14 +265,10 @@ def erfc(x: TensorLike) -> Tensor:
         >>> f"{gg.erfc(gg.tensor(10.0, dtype='float64')).item():.6e}"
         '2.088488e-45'
     """
-    x, a = _float_operand(x, "Erfc")
-    if x._device is CPU:
-        out = _in_float64(lambda xp, v: erfc_numpy(v), np, a)
-    else:
-        from cupyx.scipy.special import erfc as cupy_erfc
+    return _erfc(x)
 
-        out = cupy_gaps.special(cupy_erfc)(a)
-    return emit("Erfc", out, x._device, (x,))
+
+_erfc = _float64_or_cupyx("Erfc", lambda xp, v: erfc_numpy(v), "erfc")
 
 
 @RegisterGradient("Erfc", reads_outputs=False)
@@ -314,14 +317,10 @@ def erfinv(y: TensorLike) -> Tensor:
         >>> round(gg.erfinv(gg.erf(gg.tensor(0.7, dtype="float64"))).item(), 14)
         0.7
     """
-    y, a = _float_operand(y, "Erfinv")
-    if y._device is CPU:
-        out = _in_float64(_erfinv64, np, a)
-    else:
-        from cupyx.scipy.special import erfinv as cupy_erfinv
+    return _erfinv(y)
 
-        out = cupy_gaps.special(cupy_erfinv)(a)
-    return emit("Erfinv", out, y._device, (y,))
+
+_erfinv = _float64_or_cupyx("Erfinv", _erfinv64, "erfinv")
 
 
 @RegisterGradient("Erfinv")
@@ -341,13 +340,20 @@ def _xlog_pair(x, y, op_type, log_name):
     if not _dt.floating(xd.dtype):
         xd = xd.astype(float_dtype_of(yd) if _dt.floating(yd.dtype) else np.float32)
     try:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            logged = getattr(xp, log_name)(yd)
-            product = xp.multiply(xd, logged)
+        out = _xlog_array(xp, xd, yd, log_name)
     except (ValueError, TypeError) as e:
         raise binary_error(op_type, e, x, y) from None
-    zero = xp.zeros((), dtype=product.dtype)
-    return emit(op_type, xp.where(xd == 0, zero, product), x._device, (x, y))
+    return emit(op_type, out, x._device, (x, y))
+
+
+def _xlog_array(xp, xd, yd, log_name):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        product = xp.multiply(xd, getattr(xp, log_name)(yd))
+    return xp.where(xd == 0, xp.zeros((), dtype=product.dtype), product)
+
+
+replay.elementwise("Xlogy", lambda xp, x, y: _xlog_array(xp, x, y, "log"))
+replay.elementwise("Xlog1py", lambda xp, x, y: _xlog_array(xp, x, y, "log1p"))
 
 
 def xlogy(x: TensorLike, y: TensorLike) -> Tensor:
@@ -485,8 +491,10 @@ def i0e(x: TensorLike) -> Tensor:
         >>> bool(abs(gg.i0e(gg.tensor(2.0, dtype="float64")).item() - np.exp(-2.0) * np.i0(2.0)) < 1e-15)
         True
     """
-    x, a = _float_operand(x, "I0e")
-    return emit("I0e", _in_float64(_i0e64, x._device.xp, a), x._device, (x,))
+    return _i0e(x)
+
+
+_i0e = _unary_op("I0e", lambda xp, a: _in_float64(_i0e64, xp, a))
 
 
 @RegisterGradient("I0e", reads_outputs=False)
@@ -506,8 +514,10 @@ def i1e(x: TensorLike) -> Tensor:
         >>> gg.i1e(gg.tensor([0.0])).numpy().tolist()
         [0.0]
     """
-    x, a = _float_operand(x, "I1e")
-    return emit("I1e", _in_float64(_i1e64, x._device.xp, a), x._device, (x,))
+    return _i1e(x)
+
+
+_i1e = _unary_op("I1e", lambda xp, a: _in_float64(_i1e64, xp, a))
 
 
 @RegisterGradient("I1e", reads_outputs=False)

@@ -79,3 +79,26 @@ SPECS += [
 SPECS += [
     OpSpec("Var", lambda x, w, b: gg.group_norm(x, 2, w, b), [(2, 4, 3), (4,), (4,)], label="group_norm"),
 ]
+
+
+def _unpool1d(x):
+    """max_unpool1d of ``x`` (2, 2, 3) at the maxima of a fixed input's disjoint windows of 2."""
+    source = gg.tensor(distinct((2, 2, 7))(np.random.default_rng(4))[0], device=x.device)
+    _, idx = gg.max_pool1d(source, 2, return_indices=True)
+    return gg.square(gg.max_unpool1d(x, idx, 2, output_size=7))
+
+
+SPECS += [
+    OpSpec("AdaptiveMaxPool2D", lambda x: gg.square(gg.adaptive_max_pool2d(x, (2, 3))), [(2, 2, 5, 4)],
+           draw=distinct((2, 2, 5, 4))),
+    OpSpec("AdaptiveMaxPool2D", lambda x: gg.square(gg.adaptive_max_pool2d(x, (4, 3))), [(1, 2, 3, 5)],
+           draw=distinct((1, 2, 3, 5)), label="upsampling_overlaps"),
+    OpSpec("AdaptiveMaxPool2D", lambda x: gg.adaptive_max_pool1d(x, 3) * gg.adaptive_max_pool1d(x, 3), [(2, 2, 7)],
+           draw=distinct((2, 2, 7)), label="adaptive_max_pool1d"),
+    OpSpec("MaxUnpool2D", _unpool1d, [(2, 2, 3)], label="max_unpool1d"),
+    OpSpec("MatMul", lambda x: gg.square(gg.adaptive_avg_pool1d(x, 3)), [(2, 2, 7)], label="adaptive_avg_pool1d"),
+    OpSpec("MatMul", lambda x: gg.square(gg.interpolate(x, size=(5, 3), mode="bicubic")), [(1, 2, 3, 4)],
+           label="interpolate_bicubic"),
+    OpSpec("MatMul", lambda x: gg.square(gg.interpolate(x, scale_factor=1.5, mode="bicubic", align_corners=True)),
+           [(1, 1, 2, 4)], label="interpolate_bicubic_align_corners"),
+]

@@ -64,3 +64,22 @@ SPECS = [
     OpSpec("BroadcastTo", lambda a, b: gg.meshgrid(a, b)[0] * gg.meshgrid(a, b, indexing="ij")[1].T,
            [(3,), (2,)], label="meshgrid"),
 ]
+
+
+def with_zeros(rng):
+    """x and src (3, 4) for IDX with zeros where the product's rule counts them: two src zeros meeting at
+    (2, 1), one at (0, 2), a zero of x at (1, 3); the rest of magnitude in [0.5, 1.5], either sign."""
+    x, src = (rng.uniform(0.5, 1.5, (3, 4)) * rng.choice([-1.0, 1.0], (3, 4)) for _ in range(2))
+    src[0, 1] = src[1, 1] = src[0, 2] = 0.0
+    x[1, 3] = 0.0
+    return [x, src]
+
+
+SPECS += [
+    OpSpec("ScatterProd", lambda x, s: gg.scatter_reduce(x, 0, IDX, s, "prod"), [(3, 4), (3, 4)], draw=with_zeros,
+           label="zeros"),
+    OpSpec("ScatterProd", lambda x, s: gg.scatter_reduce(x, 0, IDX, s, "prod", include_self=False) * x,
+           [(3, 4), (3, 4)], draw=with_zeros, label="zeros_no_self"),
+    OpSpec("ScatterProd", lambda x, s: gg.scatter_reduce(x, 1, IDX[:2], s, "prod") ** 2.0, [(2, 4), (2, 4)],
+           label="axis1_squared"),
+]
