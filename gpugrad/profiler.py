@@ -16,9 +16,11 @@ What each entry measures:
   and the gaps the profile does not attribute (the sweep's own work) add up to the profile's wall time.
 - ``grad`` (one entry per op type whose rule ran): the host time of each rule call, start to end, the
   ops it runs included (they are also counted as ops: rules compute with gpugrad ops).
-- ``function`` (one entry per ``gg.function``): the host time of each call, start to end; a replay's
-  kernel steps are not listed one by one (its call steps, which call an op or an optimizer again, show
-  as those ops).
+- ``function`` (one entry per ``gg.function``): the host time of each call, start to end.
+- ``step`` (one entry per op type or root a replay runs, on the CPU): each step of a replay, start to end:
+  a kernel step (the op's prebound array call), or a call step (an optimizer's update, a random draw,
+  called again; the ops it runs are also counted as ops). A replay on a GPU runs its steps as CUDA graphs
+  where it can, and is timed as one function call.
 - ``device ms`` (on a GPU): the time on the current CUDA stream between an event recorded at the entry's
   start and one at its end (``cupy.cuda.Event``, ``cupy.cuda.get_elapsed_time``), as Chainer's
   ``TimerHook`` measures on a GPU: the kernels the entry launched, and the time the stream waited for
@@ -32,7 +34,7 @@ records everything run while it is open, so an outer one counts what an inner on
 
 Cost: with no profile open in any thread, nothing: an op's emission makes the check it already makes of
 whether anything records, the sweep checks one flag per rule as before, and ``gg.function``'s call is
-its own (the profile swaps ``Function.__call__`` for a timed one while open). While a profile is open,
+its own (the profile swaps ``Function.__call__`` and the replay's ``Plan.run`` for timed ones while open). While a profile is open,
 about two microseconds an op on the host, and one CUDA event per entry boundary on a GPU.
 
 Example:
@@ -56,7 +58,7 @@ from time import perf_counter_ns
 
 from . import _recorder
 
-KINDS = ("op", "grad", "function")
+KINDS = ("op", "grad", "function", "step")
 SORT_KEYS = ("host_time", "device_time", "calls", "bytes", "mean_host_time", "name")
 
 _lock = threading.Lock()
@@ -366,19 +368,36 @@ def _timed_function_call(self, *args, **kwargs):
     return result
 
 
-_function_call = None  # Function.__call__ itself, while a profile is open
+def _timed_plan_run(plan, arrays):
+    """``Plan.run`` while a profile is open: on the CPU, each step timed for the calling thread's profiles."""
+    st = _state()
+    if st is None or plan.gpu is not None or plan.labels is None:
+        return _plan_run(plan, arrays)
+    plan.bind(arrays)
+    for step, (name, nbytes) in zip(plan.steps, plan.labels):
+        start = st.last = perf_counter_ns()
+        step()
+        now = perf_counter_ns()
+        for p in st.profiles:
+            p._add("step", name, now - start, nbytes, None)
+        st.last = perf_counter_ns()
+    return plan.result()
+
+
+_function_call = _plan_run = None  # Function.__call__ and Plan.run themselves, while a profile is open
 
 
 def _switch_on():
     """The first profile to open anywhere installs the hooks."""
-    global _function_call
+    global _function_call, _plan_run
     from .traced import Function
+    from ._tracing.plan import Plan
 
     with _lock:
         _open_count[0] += 1
         if _open_count[0] == 1:
-            _function_call = Function.__call__
-            Function.__call__ = _timed_function_call
+            _function_call, _plan_run = Function.__call__, Plan.run
+            Function.__call__, Plan.run = _timed_function_call, _timed_plan_run
             _recorder.on_op, _recorder.on_rule = _op_emitted, _rule_called
             _recorder.observing.append(None)
             _recorder.recording_anywhere.append(None)
@@ -386,8 +405,9 @@ def _switch_on():
 
 def _switch_off():
     """The last profile to close anywhere removes them: with none open, nothing is on any path."""
-    global _function_call
+    global _function_call, _plan_run
     from .traced import Function
+    from ._tracing.plan import Plan
 
     with _lock:
         _open_count[0] -= 1
@@ -395,8 +415,8 @@ def _switch_off():
             _recorder.recording_anywhere.pop()
             _recorder.observing.pop()
             _recorder.on_op = _recorder.on_rule = None
-            Function.__call__ = _function_call
-            _function_call = None
+            Function.__call__, Plan.run = _function_call, _plan_run
+            _function_call = _plan_run = None
 
 
 def hooks_installed():
@@ -410,5 +430,6 @@ def hooks_installed():
         (True, False)
     """
     from .traced import Function
+    from ._tracing.plan import Plan
 
-    return _recorder.on_op is not None or Function.__call__ is _timed_function_call
+    return _recorder.on_op is not None or Function.__call__ is _timed_function_call or Plan.run is _timed_plan_run

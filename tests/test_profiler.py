@@ -8,6 +8,7 @@ import pytest
 import gpugrad as gg
 from gpugrad import _recorder, profiler
 from gpugrad.traced import Function
+from gpugrad._tracing.plan import Plan
 
 from .conftest import device_params
 
@@ -42,7 +43,7 @@ def assert_off():
     """Nothing of the profiler on any path: no hook, no entry in emit's check, gg.function's own __call__."""
     assert _recorder.on_op is None and _recorder.on_rule is None
     assert _recorder.observing == [] and _recorder.recording_anywhere == []
-    assert Function.__call__ is not profiler._timed_function_call
+    assert Function.__call__ is not profiler._timed_function_call and Plan.run is not profiler._timed_plan_run
     assert not profiler.hooks_installed()
 
 
@@ -131,6 +132,9 @@ def test_function_calls_are_one_entry_per_call():
     entry = by_kind(prof, "function")["test_function_calls_are_one_entry_per_call.<locals>.step"]
     assert entry["calls"] == 5 and entry["bytes"] == 5 * out.numpy().nbytes
     assert "Exp" not in by_kind(prof, "op")  # a replay runs kernels, not ops
+    steps = by_kind(prof, "step")  # each of its steps, timed on the CPU
+    assert {name: e["calls"] for name, e in steps.items()} == {"Exp": 5, "Mul": 5}
+    assert steps["Exp"]["bytes"] == 5 * 8 and sum(e["host_ms"] for e in steps.values()) <= entry["host_ms"]
     np.testing.assert_array_equal(out.numpy(), np.exp(np.float32([1.0, 2.0])) * np.float32(2.0))
 
 
