@@ -164,6 +164,27 @@ def accuracy(model, images, labels, batch_size=512):
     return correct / labels.shape[0]
 
 
+def evaluate(model, images, labels, batch_size=512):
+    """``(mean loss, accuracy)`` of ``model`` on ``images`` and ``labels`` in eval mode: the softmax
+    cross-entropy of its float32 logits, and the fraction it classifies right.
+
+    Example:
+        >>> x, y, _, _ = standardized_digits(True, "cpu")
+        >>> loss, acc = evaluate(build_model("mlp", device="cpu"), x, y)
+        >>> loss > 2.0, 0.0 <= acc < 0.3
+        (True, True)
+    """
+    was_training = model.training
+    model.eval()
+    total, correct = 0.0, 0
+    for xb, yb in data.batches(images, labels, batch_size, shuffle=False):
+        logits = cast(model(xb), "float32")
+        total += float(softmax_cross_entropy(logits, yb).item()) * xb.shape[0]
+        correct += int((argmax(logits, axis=-1)._data == yb._data).sum())
+    model.train(was_training)
+    return total / labels.shape[0], correct / labels.shape[0]
+
+
 def train(model="mlp", epochs=None, batch_size=None, lr=None, optimizer=None, device=None, seed=0,
           save=None, progress=True, out=None, eager=False, precision="float32", history=False, profile=False):
     """Train ``model`` on the digits' training split; returns a :class:`TrainResult`.
@@ -187,10 +208,10 @@ def train(model="mlp", epochs=None, batch_size=None, lr=None, optimizer=None, de
     Shakespeare instead (an epoch is 100 steps there) and returns a :class:`gpugrad.gpt.GPTResult`; it
     runs in float32 on one process.
 
-    ``history``: also return one dict per epoch in ``result.history`` (``epoch``, from 1; ``loss``, the mean
-    of the epoch's step losses; ``train_accuracy`` and ``test_accuracy`` after the epoch, in eval mode, as
-    Keras's ``History`` keeps them; ``seconds``, the epoch's training time). The evaluations are not counted
-    in ``seconds`` or the throughput.
+    ``history``: also return one dict per epoch in ``result.history``, as Keras's ``History`` keeps them:
+    ``epoch`` (from 1); ``loss``, the mean of the epoch's step losses (in training mode, as the steps
+    computed them); ``test_loss``, ``train_accuracy`` and ``test_accuracy``, in eval mode after the epoch;
+    ``seconds``, the epoch's training time. The evaluations are not counted in ``seconds`` or the throughput.
 
     ``profile``: profile one epoch with :func:`gpugrad.profile` and return it in ``result.profile``: the
     second (the first after the warm-up epoch, whose first steps trace ``gg.function``'s step and compile
@@ -276,9 +297,10 @@ def train(model="mlp", epochs=None, batch_size=None, lr=None, optimizer=None, de
             epoch_seconds = time.perf_counter() - epoch_start
             evaluated = time.perf_counter()
             with policy():
-                epochs_seen.append({"epoch": epoch + 1, "loss": float(loss_sum) / epoch_steps,
+                test_loss, test_accuracy = evaluate(net, x_test, y_test)
+                epochs_seen.append({"epoch": epoch + 1, "loss": float(loss_sum) / epoch_steps, "test_loss": test_loss,
                                     "train_accuracy": accuracy(net, x_train, y_train),
-                                    "test_accuracy": accuracy(net, x_test, y_test), "seconds": epoch_seconds})
+                                    "test_accuracy": test_accuracy, "seconds": epoch_seconds})
             evaluating += time.perf_counter() - evaluated
         bar.end_epoch(loss, epoch)
     final_loss = float(loss.item())  # .item() waits for the GPU
