@@ -154,6 +154,9 @@ def test_a_trace_made_while_profiling_replays_the_same_values():
     assert got == want and step.trace_count == 1
     assert by_kind(prof, "function")[fit.__qualname__]["calls"] == 3
     assert by_kind(prof, "grad")["Square"]["calls"] == 1  # the rules ran at the trace only
+    steps = by_kind(prof, "step")  # the two replays: kernel steps and the optimizer's call step
+    assert steps["Optimizer._apply_pairs"]["calls"] == 2 and steps["Square"]["calls"] == 2
+    assert steps["Square"]["bytes"] == 2 * 2 * 4
 
 
 def test_table_is_sorted_and_limited():

@@ -197,7 +197,7 @@ def compile_plan(capture, result):
     elif len(devices) > 1:
         stats["graph"] = "no CUDA graph: the plan spans several devices"
     labels = [(s.op_type, sum(a.nbytes for a in s.outputs)) if isinstance(s, KernelStep)
-              else (s.op_type, sum(b.nbytes for _, b in s.outputs)) for s in steps]
+              else (s.op_type, sum(out[1].nbytes for out in s.outputs)) for s in steps]  # (i, buffer, ...)
     plan = Plan(capture.inputs, compiled, outputs, structure, guards, stats, gpu, labels)
     _hold(plan, capture, moved, guards)
     return plan
