@@ -1,7 +1,9 @@
 """Recording ops on the tapes that are active: the per-op hot path.
 
-Every op ends in :func:`emit`. With no tape recording in any thread that
-costs one list check; otherwise each :class:`Recording` active in the calling
+Every op ends in :func:`emit`. With no tape recording, trace capturing or profile
+open in any thread that costs one list check; while something records, one more
+(``observing``) says whether a trace or a profile (:mod:`gpugrad.profiler`) is
+told of the op, and each :class:`Recording` active in the calling
 thread (a tape's: what it follows and what it recorded) that follows one of the
 inputs appends one shared record, a plain tuple ``(type, inputs, outputs,
 attrs, backward_fn, versions)`` (the cheapest object Python makes), and follows
