@@ -15,7 +15,8 @@ What each entry measures:
   ops, a host read such as ``loss.item()`` included, is counted in the second. The entries' host times
   and the gaps the profile does not attribute (the sweep's own work) add up to the profile's wall time.
 - ``grad`` (one entry per op type whose rule ran): the host time of each rule call, start to end, the
-  ops it runs included (they are also counted as ops: rules compute with gpugrad ops).
+  ops it runs included (they are also counted as ops: rules compute with gpugrad ops), the profiler's
+  own bookkeeping of them left out (as for function calls and steps).
 - ``function`` (one entry per ``gg.function``): the host time of each call, start to end.
 - ``step`` (one entry per op type or root a replay runs, on the CPU): each step of a replay, start to end:
   a kernel step (the op's prebound array call), or a call step (an optimizer's update, a random draw,
@@ -80,9 +81,10 @@ class _Entry:
 
 
 class _ThreadState:
-    """A thread's open profiles (outermost first), the end of its last event, and its last CUDA event."""
+    """A thread's open profiles (outermost first), the end of its last event, its last CUDA event, and the
+    host time the profiler's own bookkeeping has taken in it (left out of the rules and calls that contain it)."""
 
-    __slots__ = ("owner", "profiles", "last", "last_event", "cupy")
+    __slots__ = ("owner", "profiles", "last", "last_event", "cupy", "overhead")
 
     def __init__(self):
         self.owner = get_ident()
@@ -90,6 +92,7 @@ class _ThreadState:
         self.last = 0
         self.last_event = None
         self.cupy = None
+        self.overhead = 0
 
 
 def _state():
@@ -311,8 +314,9 @@ def _on_gpu(outputs):
     return False
 
 
-def _close(st, kind, name, start, outputs, start_event):
-    """Add an entry from ``start`` (ns) to now to each profile open in the thread; start the next interval."""
+def _close(st, kind, name, start, outputs, start_event, inner_overhead=0):
+    """Add an entry from ``start`` (ns) to now, less ``inner_overhead`` (the profiler's own time inside it), to
+    each profile open in the thread; start the next interval."""
     now = perf_counter_ns()
     events = None
     if st.cupy is not None and start_event is not None and _on_gpu(outputs):
@@ -320,8 +324,9 @@ def _close(st, kind, name, start, outputs, start_event):
         st.last_event = events[1]
     nbytes = _nbytes(outputs)
     for p in st.profiles:
-        p._add(kind, name, now - start, nbytes, events)
+        p._add(kind, name, now - start - inner_overhead, nbytes, events)
     st.last = perf_counter_ns()  # the profile's own work is no op's
+    st.overhead += st.last - now
 
 
 def _op_emitted(op_type, outputs):
@@ -337,9 +342,10 @@ def _rule_called(op_type, call, rule, args):
     if st is None:
         return call(rule, args)
     start_event = _record_event(st.cupy) if st.cupy is not None else None
+    overhead = st.overhead
     start = st.last = perf_counter_ns()
     grads = call(rule, args)
-    _close(st, "grad", op_type, start, _flat_tensors(grads), start_event)
+    _close(st, "grad", op_type, start, _flat_tensors(grads), start_event, st.overhead - overhead)
     return grads
 
 
@@ -361,10 +367,11 @@ def _timed_function_call(self, *args, **kwargs):
     if st is None:
         return _function_call(self, *args, **kwargs)
     start_event = _record_event(st.cupy) if st.cupy is not None else None
+    overhead = st.overhead
     start = st.last = perf_counter_ns()
     result = _function_call(self, *args, **kwargs)
     name = getattr(self._fn, "__qualname__", None) or getattr(self._fn, "__name__", None) or repr(self._fn)
-    _close(st, "function", name, start, _flat_tensors(result), start_event)
+    _close(st, "function", name, start, _flat_tensors(result), start_event, st.overhead - overhead)
     return result
 
 
@@ -375,12 +382,14 @@ def _timed_plan_run(plan, arrays):
         return _plan_run(plan, arrays)
     plan.bind(arrays)
     for step, (name, nbytes) in zip(plan.steps, plan.labels):
+        overhead = st.overhead
         start = st.last = perf_counter_ns()
-        step()
+        step()  # a call step's ops are profiled inside it
         now = perf_counter_ns()
         for p in st.profiles:
-            p._add("step", name, now - start, nbytes, None)
+            p._add("step", name, now - start - (st.overhead - overhead), nbytes, None)
         st.last = perf_counter_ns()
+        st.overhead += st.last - now
     return plan.result()
 
 
