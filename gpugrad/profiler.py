@@ -36,7 +36,8 @@ records everything run while it is open, so an outer one counts what an inner on
 Cost: with no profile open in any thread, nothing: an op's emission makes the check it already makes of
 whether anything records, the sweep checks one flag per rule as before, and ``gg.function``'s call is
 its own (the profile swaps ``Function.__call__`` and the replay's ``Plan.run`` for timed ones while open). While a profile is open,
-about two microseconds an op on the host, and one CUDA event per entry boundary on a GPU.
+a few microseconds an op or rule call on the host (W1, 1001 tiny ops and their rules, takes about twice
+as long), and one CUDA event per entry boundary on a GPU; the times it reports leave its own bookkeeping out.
 
 Example:
     >>> import gpugrad as gg
