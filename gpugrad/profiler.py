@@ -17,6 +17,9 @@ What each entry measures:
 - ``grad`` (one entry per op type whose rule ran): the host time of each rule call, start to end, the
   ops it runs included (they are also counted as ops: rules compute with gpugrad ops), the profiler's
   own bookkeeping of them left out (as for function calls and steps).
+- ``update`` (one entry per optimizer class): each update of the variables (``Optimizer._apply_pairs``:
+  clipping, the update rule, the slots), start to end; it runs array work, not ops, so without this
+  entry its time would fall to the next op.
 - ``function`` (one entry per ``gg.function``): the host time of each call, start to end.
 - ``step`` (one entry per op type or root a replay runs, on the CPU): each step of a replay, start to end:
   a kernel step (the op's prebound array call), or a call step (an optimizer's update, a random draw,
@@ -35,7 +38,8 @@ records everything run while it is open, so an outer one counts what an inner on
 
 Cost: with no profile open in any thread, nothing: an op's emission makes the check it already makes of
 whether anything records, the sweep checks one flag per rule as before, and ``gg.function``'s call is
-its own (the profile swaps ``Function.__call__`` and the replay's ``Plan.run`` for timed ones while open). While a profile is open,
+its own (the profile swaps ``Function.__call__``, the replay's ``Plan.run`` and ``Optimizer._apply_pairs``
+for timed ones while open). While a profile is open,
 a few microseconds an op or rule call on the host (W1, 1001 tiny ops and their rules, takes about twice
 as long), and one CUDA event per entry boundary on a GPU; the times it reports leave its own bookkeeping out.
 
@@ -60,7 +64,7 @@ from time import perf_counter_ns
 
 from . import _recorder
 
-KINDS = ("op", "grad", "function", "step")
+KINDS = ("op", "grad", "update", "function", "step")
 SORT_KEYS = ("host_time", "device_time", "calls", "bytes", "mean_host_time", "name")
 
 _lock = threading.Lock()
@@ -194,7 +198,7 @@ class Profile:
 
     def entries(self, sort_by="host_time"):
         """One dict per (kind, name), sorted by ``sort_by`` (largest first; ``"name"``: alphabetical):
-        ``name``, ``kind`` (``"op"``, ``"grad"``, ``"function"``), ``calls``, ``host_ms`` (total),
+        ``name``, ``kind`` (``"op"``, ``"grad"``, ``"update"``, ``"function"``, ``"step"``), ``calls``, ``host_ms`` (total),
         ``mean_host_us``, ``percent`` (of the profile's wall time), ``device_ms`` (None off the GPU)
         and ``bytes``.
 
@@ -394,20 +398,44 @@ def _timed_plan_run(plan, arrays):
     return plan.result()
 
 
-_function_call = _plan_run = None  # Function.__call__ and Plan.run themselves, while a profile is open
+def _timed_apply_pairs(self, pairs):
+    """``Optimizer._apply_pairs`` while a profile is open: the update, timed for the calling thread's profiles."""
+    st = _state()
+    if st is None:
+        return _apply_pairs(self, pairs)
+    start_event = _record_event(st.cupy) if st.cupy is not None else None
+    overhead = st.overhead
+    start = st.last = perf_counter_ns()
+    result = _apply_pairs(self, pairs)
+    _close(st, "update", type(self).__name__, start, [v for _, v, _ in pairs], start_event,
+           st.overhead - overhead)
+    return result
+
+
+def _as_declared(wrapper, declared_fn):
+    """``wrapper`` carrying ``declared_fn``'s declaration, so that ``gg.function``'s capture and plans see the
+    very root they know (:func:`gpugrad._tracing.declare.undeclared` gives the same function)."""
+    wrapper.__gpugrad_root__ = declared_fn.__gpugrad_root__
+    wrapper.__wrapped__ = declared_fn.__wrapped__
+    return wrapper
+
+
+_function_call = _plan_run = _apply_pairs = None  # the functions the profile swaps, while one is open
 
 
 def _switch_on():
     """The first profile to open anywhere installs the hooks."""
-    global _function_call, _plan_run
+    global _function_call, _plan_run, _apply_pairs
     from .traced import Function
     from ._tracing.plan import Plan
+    from .optimizers.optimizer import Optimizer
 
     with _lock:
         _open_count[0] += 1
         if _open_count[0] == 1:
-            _function_call, _plan_run = Function.__call__, Plan.run
+            _function_call, _plan_run, _apply_pairs = Function.__call__, Plan.run, Optimizer._apply_pairs
             Function.__call__, Plan.run = _timed_function_call, _timed_plan_run
+            Optimizer._apply_pairs = _as_declared(_timed_apply_pairs, _apply_pairs)
             _recorder.on_op, _recorder.on_rule = _op_emitted, _rule_called
             _recorder.observing.append(None)
             _recorder.recording_anywhere.append(None)
@@ -415,9 +443,10 @@ def _switch_on():
 
 def _switch_off():
     """The last profile to close anywhere removes them: with none open, nothing is on any path."""
-    global _function_call, _plan_run
+    global _function_call, _plan_run, _apply_pairs
     from .traced import Function
     from ._tracing.plan import Plan
+    from .optimizers.optimizer import Optimizer
 
     with _lock:
         _open_count[0] -= 1
@@ -425,8 +454,8 @@ def _switch_off():
             _recorder.recording_anywhere.pop()
             _recorder.observing.pop()
             _recorder.on_op = _recorder.on_rule = None
-            Function.__call__, Plan.run = _function_call, _plan_run
-            _function_call = _plan_run = None
+            Function.__call__, Plan.run, Optimizer._apply_pairs = _function_call, _plan_run, _apply_pairs
+            _function_call = _plan_run = _apply_pairs = None
 
 
 def hooks_installed():
@@ -441,5 +470,7 @@ def hooks_installed():
     """
     from .traced import Function
     from ._tracing.plan import Plan
+    from .optimizers.optimizer import Optimizer
 
-    return _recorder.on_op is not None or Function.__call__ is _timed_function_call or Plan.run is _timed_plan_run
+    return (_recorder.on_op is not None or Function.__call__ is _timed_function_call or Plan.run is _timed_plan_run
+            or Optimizer._apply_pairs is _timed_apply_pairs)

@@ -8,7 +8,9 @@ import pytest
 import gpugrad as gg
 from gpugrad import _recorder, profiler
 from gpugrad.traced import Function
+from gpugrad._tracing import declare
 from gpugrad._tracing.plan import Plan
+from gpugrad.optimizers.optimizer import Optimizer
 
 from .conftest import device_params
 
@@ -44,6 +46,7 @@ def assert_off():
     assert _recorder.on_op is None and _recorder.on_rule is None
     assert _recorder.observing == [] and _recorder.recording_anywhere == []
     assert Function.__call__ is not profiler._timed_function_call and Plan.run is not profiler._timed_plan_run
+    assert Optimizer._apply_pairs is not profiler._timed_apply_pairs
     assert not profiler.hooks_installed()
 
 
@@ -157,6 +160,18 @@ def test_a_trace_made_while_profiling_replays_the_same_values():
     steps = by_kind(prof, "step")  # the two replays: kernel steps and the optimizer's call step
     assert steps["Optimizer._apply_pairs"]["calls"] == 2 and steps["Square"]["calls"] == 2
     assert steps["Square"]["bytes"] == 2 * 2 * 4
+    assert by_kind(prof, "update")["SGD"]["calls"] == 1  # the update at the trace; the replays' are steps
+
+
+def test_optimizer_updates_are_entries_and_keep_their_declaration():
+    w = gg.Variable(np.ones(3, np.float32))
+    opt = gg.optimizers.Adam(0.1)
+    with gg.profile() as prof:
+        assert declare.undeclared(Optimizer._apply_pairs) is declare.undeclared(profiler._apply_pairs)
+        for _ in range(4):
+            opt.minimize(lambda: gg.sum(gg.square(w)), [w])
+    update = by_kind(prof, "update")["Adam"]
+    assert update["calls"] == 4 and update["bytes"] == 4 * 3 * 4  # the variable it updates, each call
 
 
 def test_table_is_sorted_and_limited():

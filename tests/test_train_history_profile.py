@@ -139,6 +139,7 @@ def test_eager_profile_counts_the_ops_of_one_epoch():
     rows = {(e["kind"], e["name"]): e["calls"] for e in result.profile.entries()}
     assert rows[("op", "Dense")] == 3 * STEPS_PER_EPOCH  # three dense layers a step
     assert rows[("grad", "Dense")] == 3 * STEPS_PER_EPOCH and rows[("op", "SoftmaxCrossEntropy")] == STEPS_PER_EPOCH
+    assert rows[("update", "Adam")] == STEPS_PER_EPOCH
 
 
 def test_profile_with_one_epoch_profiles_it_and_json_carries_it(capsys):
