@@ -198,9 +198,9 @@ class Profile:
 
     def entries(self, sort_by="host_time"):
         """One dict per (kind, name), sorted by ``sort_by`` (largest first; ``"name"``: alphabetical):
-        ``name``, ``kind`` (``"op"``, ``"grad"``, ``"update"``, ``"function"``, ``"step"``), ``calls``, ``host_ms`` (total),
-        ``mean_host_us``, ``percent`` (of the profile's wall time), ``device_ms`` (None off the GPU)
-        and ``bytes``.
+        ``name``, ``kind`` (``"op"``, ``"grad"``, ``"update"``, ``"function"``, ``"step"``), ``calls``,
+        ``host_ms`` (total), ``mean_host_us``, ``percent`` (of the profile's wall time), ``device_ms`` (None off
+        the GPU) and ``bytes``.
 
         Example:
             >>> import gpugrad as gg

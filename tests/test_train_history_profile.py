@@ -100,8 +100,8 @@ def test_plot_writes_the_curves(tmp_path, capsys, monkeypatch):
 
     drawn = []
     real_plot = matplotlib.axes.Axes.plot
-    monkeypatch.setattr(matplotlib.axes.Axes, "plot", lambda ax, x, y, **kw: drawn.append((list(x), list(y), kw["label"]))
-                        or real_plot(ax, x, y, **kw))
+    monkeypatch.setattr(matplotlib.axes.Axes, "plot",
+                        lambda ax, x, y, **kw: drawn.append((list(x), list(y), kw["label"])) or real_plot(ax, x, y, **kw))
     png = tmp_path / "curves.png"
     assert main(["train", "--epochs", "2", "--device", "cpu", "--json", "--no-progress", "--plot", str(png)]) == 0
     summary = json.loads(capsys.readouterr().out)
