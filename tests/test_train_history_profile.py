@@ -148,3 +148,12 @@ def test_profile_with_one_epoch_profiles_it_and_json_carries_it(capsys):
     assert summary["profile"]["epoch"] == 1
     calls = {(e["kind"], e["name"]): e["calls"] for e in summary["profile"]["entries"]}
     assert calls[("function", "train.<locals>.train_step")] == STEPS_PER_EPOCH
+
+
+@pytest.mark.gpu
+def test_profile_on_a_gpu_gives_the_steps_device_time():
+    result = train("mlp", epochs=2, device="cuda", progress=False, profile=True, history=True)
+    rows = {(e["kind"], e["name"]): e for e in result.profile.entries()}
+    step = rows[("function", "train.<locals>.train_step")]
+    assert step["calls"] == STEPS_PER_EPOCH and step["device_ms"] is not None and step["device_ms"] >= 0
+    assert [h["epoch"] for h in result.history] == [1, 2]
