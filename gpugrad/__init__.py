@@ -42,6 +42,7 @@ from . import _numpy  # noqa: E402 - np.exp(t), np.dot(t, a), ndarray + t: NEP 1
 _numpy.install()
 from .traced import Function, function  # noqa: E402
 from . import distributed  # noqa: E402 - imports no MPI until gg.distributed.init() under a launcher
+from .profiler import profile  # noqa: E402
 
 no_gradient = NotDifferentiable
 float16, float32, float64 = _np.float16, _np.float32, _np.float64
@@ -74,7 +75,7 @@ __all__ = [
     "GradientTape", "RegisterGradient", "NotDifferentiable", "no_gradient", "registered_ops",
     "custom_gradient", "record_operation", "detect_anomaly", "explain_gradient",
     "grad", "value_and_grad", "jacobian", "hessian", "vjp", "jvp", "hvp",
-    "function", "Function",
+    "function", "Function", "profile",
     # precision
     "autocast", "mixed_precision",
     # training and models

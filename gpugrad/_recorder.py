@@ -1,7 +1,9 @@
 """Recording ops on the tapes that are active: the per-op hot path.
 
-Every op ends in :func:`emit`. With no tape recording in any thread that
-costs one list check; otherwise each :class:`Recording` active in the calling
+Every op ends in :func:`emit`. With no tape recording, trace capturing or profile
+open in any thread that costs one list check; while something records, one more
+(``observing``) says whether a trace or a profile (:mod:`gpugrad.profiler`) is
+told of the op, and each :class:`Recording` active in the calling
 thread (a tape's: what it follows and what it recorded) that follows one of the
 inputs appends one shared record, a plain tuple ``(type, inputs, outputs,
 attrs, backward_fn, versions)`` (the cheapest object Python makes), and follows
@@ -134,8 +136,18 @@ def _owned_stack():
 
 # The hot path's lookup of the calling thread's stack (None before its first tape).
 _thread_stack = _owned_stack if getattr(sys.flags, "thread_inherit_context", 0) else _stack_var.get
-# One entry per tape recording in any thread: emit's single check when none records anywhere.
+# One entry per tape recording, trace capturing or profile open in any thread: emit's single check when
+# none records anywhere.
 recording_anywhere: list = []
+# One entry per trace capturing or profile open in any thread (each also has one in recording_anywhere):
+# emit's check, while something records, of whether it tells anything but the tapes.
+observing: list = []
+# While a profile is open in some thread, :mod:`gpugrad.profiler`'s hook, ``on_op(op_type, outputs)``,
+# told of every op emitted in any thread after its work (it keeps those of the threads it profiles).
+on_op = None
+# Likewise, ``on_rule(op_type, call, rule, args)``: the backward sweep's call ``call(rule, args)`` of each
+# gradient rule, made through the hook while a profile is open somewhere.
+on_rule = None
 
 
 def active_tapes():
@@ -285,8 +297,11 @@ def emit(op_type: str, data: Any, device: Device, inputs: Sequence[Tensor], attr
     out._data = data
     out._device = device
     if recording_anywhere:
-        if _trace.active:
-            _trace.emitted(op_type, inputs, (out,), attrs)
+        if observing:  # a trace or a profile is open in some thread
+            if _trace.active:
+                _trace.emitted(op_type, inputs, (out,), attrs)
+            if on_op is not None:
+                on_op(op_type, (out,))
         tapes = _thread_stack()
         if not tapes:
             return out
@@ -317,8 +332,11 @@ def emit_many(op_type: str, datas: Any, device: Device, inputs: Sequence[Tensor]
     outs = [Tensor._wrap(d if d.__class__ is device.array_type else device.xp.asarray(d), device)
             for d in datas]
     if recording_anywhere:
-        if _trace.active:
-            _trace.emitted(op_type, inputs, tuple(outs), attrs)
+        if observing:
+            if _trace.active:
+                _trace.emitted(op_type, inputs, tuple(outs), attrs)
+            if on_op is not None:
+                on_op(op_type, outs)
         if _thread_stack():
             record(tuple(outs), inputs, op_type, attrs, None)
     return outs

@@ -24,7 +24,7 @@ second and higher derivatives work.
 """
 from sys import getrefcount
 
-from . import _donation, anomaly
+from . import _donation, _recorder, anomaly
 from . import _nest as nest
 from . import registry
 from .errors import DeviceError, DTypeError, GradientError, GradientUsageError, NotATensorError, ShapeError
@@ -166,7 +166,8 @@ def _sweep(on_path, grads, source_ids, reached, anomaly_cell, finals):
     new = object.__new__
     # donation needs exact reference counts and no tape of this thread recording the sweep
     donate = _donation.donating and not active_tapes()
-    tracing = _trace_state.active  # non-empty while a gg.function traces: each rule call is declared to it
+    # non-empty while a gg.function traces or a gg.profile is open: each rule call is declared to them
+    observed = _recorder.observing
     while on_path:
         if finals is not None:
             finals.done_from(len(on_path))
@@ -208,16 +209,16 @@ def _sweep(on_path, grads, source_ids, reached, anomaly_cell, finals):
                         and getrefcount(dy) == 2 and getrefcount(dy._data) == 2):
                     _donation.lent[0] = dy._data
                     try:
-                        in_grads = rule(op, dy) if not tracing else _declared_call(rule, (op, dy))
+                        in_grads = rule(op, dy) if not observed else _observed_call(op_type, rule, (op, dy))
                     finally:
                         _donation.lent[0] = None
                 else:
-                    in_grads = rule(op, dy) if not tracing else _declared_call(rule, (op, dy))
+                    in_grads = rule(op, dy) if not observed else _observed_call(op_type, rule, (op, dy))
             else:
-                in_grads = rule(op, *out_grads) if not tracing else _declared_call(rule, (op, *out_grads))
+                in_grads = rule(op, *out_grads) if not observed else _observed_call(op_type, rule, (op, *out_grads))
         else:
             dys = (dy,) if out_grads is None else out_grads
-            in_grads = backward_fn(*dys) if not tracing else _declared_call(backward_fn, dys)
+            in_grads = backward_fn(*dys) if not observed else _observed_call(op_type, backward_fn, dys)
             if in_grads is None or isinstance(in_grads, Tensor):
                 in_grads = (in_grads,)
         if len(in_grads) != len(inputs):
@@ -248,6 +249,20 @@ def _declared_call(fn, args):
     """Call gradient rule or custom backward ``fn`` as a root of kind OP (:mod:`gpugrad._tracing.declare`):
     a trace takes the call as one step and replays it by calling the very function again."""
     return _trace_state.call_root(fn, declare.OP, args, {})
+
+
+def _observed_call(op_type, fn, args):
+    """Call the gradient rule (or custom backward) ``fn`` of op ``op_type`` while a trace or a profile is open
+    somewhere: declared to the trace (:func:`_declared_call`), timed by the profile (:mod:`gpugrad.profiler`)."""
+    call = _declared_call if _trace_state.active else _plain_call
+    on_rule = _recorder.on_rule
+    if on_rule is not None:
+        return on_rule(op_type, call, fn, args)
+    return call(fn, args)
+
+
+def _plain_call(fn, args):
+    return fn(*args)
 
 
 def _unbroadcast(grad, t, op_type):

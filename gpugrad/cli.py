@@ -6,10 +6,11 @@
 - ``gpugrad bench``: the benchmark suite as one device-comparison table;
 - ``gpugrad check``: the gradient check of every registered op on every device.
 
-Argument errors print a usage message and exit with 2 (argparse's
-convention), and so does a bad ``GPUGRAD_DEVICE`` or ``GPUGRAD_NUM_THREADS``
-(one line, checked before any subcommand runs); a gpugrad error while a
-subcommand runs prints one line and exits with 1. Progress bars go to stderr,
+Every bad value of an option, from a flag or from the environment, prints one
+line and exits with 2 (argparse's code): a flag's value, a combination of flags,
+and ``GPUGRAD_DEVICE``, ``GPUGRAD_NUM_THREADS`` or ``GPUGRAD_DISTRIBUTED_TIMEOUT``
+(checked before any subcommand runs); a gpugrad error while a subcommand runs
+prints one line and exits with 1. Progress bars go to stderr,
 and only when stderr is a terminal; in a pipe or a file they are plain lines.
 
 Example:
@@ -138,19 +139,53 @@ def cmd_train(args):
 
     from .training import train
 
+    history = bool(args.json or args.plot)
+    extra = dict(history=True) if history else {}
+    if args.profile:
+        extra["profile"] = True
     result = train(args.model, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
                    optimizer=args.optimizer, device=args.device, seed=args.seed, save=args.save,
                    progress=not (args.no_progress or args.quiet), eager=args.eager,
-                   precision=args.precision)
+                   precision=args.precision, **extra)
     from . import distributed
     if distributed.rank() == 0:  # under mpiexec: one report, of the whole world
+        if args.plot:
+            from ._tools.curves import write_curves
+
+            write_curves(result.history, args.plot, f"gpugrad train --model {result.model}: {result.epochs} epochs "
+                                                    f"on {result.where}, test accuracy {result.test_accuracy:.2%}")
         if args.json:
-            print(json.dumps(dict(result.summary_dict(), saved=args.save)))
+            summary = dict(result.summary_dict(), saved=args.save)
+            if args.profile:
+                summary["profile"] = {"epoch": result.profile_epoch, "wall_ms": result.profile.wall_ms,
+                                      "entries": result.profile.entries()}
+            print(json.dumps(dict(summary, plot=args.plot)))
         elif not args.quiet:
             print(result.summary())
             if args.save:
                 print(f"weights saved to {args.save}")
+            if args.plot:
+                print(f"training curves in {args.plot}")
+            if args.profile:
+                print(_profile_title(result))
+                print(result.profile.table())
     return 0
+
+
+def _profile_title(result):
+    """The line above ``--profile``'s table: which epoch, and why that one.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> _profile_title(SimpleNamespace(profile_epoch=2, epochs=15, eager=False))
+        'profile of epoch 2 of 15 (the first after the warm-up epoch, which traces the step with gg.function):'
+    """
+    if result.profile_epoch == 1:
+        why = "the only one: its first steps trace the step" if not result.eager else "the only one"
+    else:
+        why = ("the first after the warm-up epoch, which traces the step with gg.function" if not result.eager
+               else "the first after the warm-up epoch")
+    return f"profile of epoch {result.profile_epoch} of {result.epochs} ({why}):"
 
 
 # --------------------------------------------------------------------------- bench
@@ -172,19 +207,23 @@ def cmd_bench(args):
 
     if launched_under_mpi() and not args.load:  # under mpiexec: the collectives and the data-parallel step
         return _bench_distributed(suite_dir())
-    if args.plot and plot.matplotlib_missing():
-        print(f"gpugrad: error: {plot.matplotlib_missing()}", file=sys.stderr)
-        return 1
     old = report.load(args.compare) if args.compare else None
     failures = []
     if args.load:
         results = report.load(args.load)
         title = f"gpugrad bench: {args.load}"
     else:
+        from ._tools.bench.runner import NothingMatched
+
         bar = _Progress(not args.no_progress, "bench", plain=True)
-        run = run_suite(args.json, quick=args.quick, keyword=args.keyword, rounds=args.rounds,
-                        max_time=args.max_time, threads=args.threads, on_event=bar.event)
-        bar.close()
+        try:
+            run = run_suite(args.json, quick=args.quick, keyword=args.keyword, rounds=args.rounds,
+                            max_time=args.max_time, threads=args.threads, on_event=bar.event)
+        except NothingMatched as exc:  # a -k that selects nothing is a bad value of -k
+            print(f"gpugrad: error: {exc}", file=sys.stderr)
+            return 2
+        finally:
+            bar.close()
         results, failures = run.report, run.failures
         measured = len(report.collect(results).cells)
         title = (f"gpugrad bench{' --quick' if args.quick else ''}: {measured} results in {run.seconds:.1f} s "
@@ -340,6 +379,52 @@ def _existing_file(text):
     return text
 
 
+def _bench_report(text):
+    """A pytest-benchmark JSON file (``--compare``, ``--load``): one that is missing or is not such a report
+    is a bad value, refused before anything runs."""
+    from ._tools.bench.report import ReportError, load
+
+    _existing_file(text)
+    try:
+        load(text)
+    except ReportError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def _plot_path(text):
+    """A ``--plot`` file: writable (:func:`_writable_path`), and matplotlib (the ``plot`` extra) installed."""
+    from ._tools.bench.plot import matplotlib_missing
+
+    _writable_path(text)
+    missing = matplotlib_missing()
+    if missing:
+        raise argparse.ArgumentTypeError(missing)
+    return text
+
+
+def _curves_path(text):
+    """``gpugrad train --plot``'s file: as :func:`_plot_path`, with a suffix matplotlib writes the format of."""
+    from ._tools.curves import FORMATS
+
+    if os.path.splitext(text)[1].lower() not in FORMATS:
+        raise argparse.ArgumentTypeError(f"{text!r} must end in {', '.join(FORMATS)} (the image's format)")
+    return _plot_path(text)
+
+
+def _keyword_expression(text):
+    """A pytest ``-k`` expression, checked by pytest's own parser where this pytest has it."""
+    try:
+        from _pytest.mark.expression import Expression
+    except ImportError:  # no pytest (bench then says what to install), or a pytest without this parser
+        return text
+    try:
+        Expression.compile(text)
+    except Exception as exc:  # pytest's ParseError (SyntaxError from pytest 8.4)
+        raise argparse.ArgumentTypeError(f"not a pytest -k expression: {exc}") from None
+    return text
+
+
 def _writable_path(text):
     """``text`` when a file can be written there: its folder exists and is writable, and it is no folder."""
     folder = os.path.dirname(os.path.abspath(text))
@@ -428,7 +513,9 @@ def _add_train(sub):
     train.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
     train.add_argument("--json", action="store_true",
                        help="print the result as one JSON object on stdout (model, device, ranks, epochs, steps, "
-                            "seed, eager, accuracy, train_accuracy, loss, time, samples_per_second, precision, loss_scale, saved) and "
+                            "seed, eager, accuracy, train_accuracy, loss, time, samples_per_second, precision, loss_scale, "
+                            "history: one object per epoch with epoch, loss, test_loss, train_accuracy, test_accuracy "
+                            "and seconds, saved, plot) and "
                             "nothing else there; progress still goes to stderr unless --quiet or --no-progress")
     train.add_argument("--eager", action="store_true",
                        help="run each step op by op instead of through gg.function (traced once, replayed)")
@@ -436,6 +523,13 @@ def _add_train(sub):
                        help="float32 (default); mixed16: matmuls and convolutions in float16 with float32 weights and "
                             "dynamic loss scaling (the scale's skips and growths in the final line and --json); "
                             "bf16: the same in bfloat16, unscaled")
+    train.add_argument("--plot", metavar="PATH", type=_curves_path,
+                       help="draw the loss (train and test) and accuracy (train and test) per epoch into this .png, "
+                            ".svg or .pdf (needs matplotlib: pip install 'gpugrad[plot]'); not for gpt")
+    train.add_argument("--profile", action="store_true",
+                       help="profile one epoch with gg.profile() (the second: the first after the warm-up epoch, "
+                            "which traces the step; the first when there is one) and print its table after the "
+                            "final line (with --json: a \"profile\" object); not for gpt")
     train.set_defaults(run=cmd_train, parser=train)
 
 
@@ -458,7 +552,7 @@ def _add_bench(sub):
     run.add_argument("--quick", action="store_true",
                      help=f"a subset (the 256 Ki op sizes, W1-W3, the CNN step, the optimizers) with about "
                           f"{QUICK_MAX_TIME:g} s of rounds per benchmark: under a minute on two CPU cores")
-    run.add_argument("-k", dest="keyword", metavar="EXPRESSION",
+    run.add_argument("-k", dest="keyword", metavar="EXPRESSION", type=_keyword_expression,
                      help="only the benchmarks whose name matches this pytest -k expression, e.g. 'tanh and 1Ki'")
     run.add_argument("--rounds", type=_positive_int, metavar="N", help="at most N timed rounds per benchmark")
     run.add_argument("--max-time", type=_positive_float, metavar="SECONDS",
@@ -471,12 +565,12 @@ def _add_bench(sub):
     out = bench.add_argument_group("output")
     out.add_argument("--json", type=_writable_path, metavar="PATH",
                      help="write the results as pytest-benchmark JSON (readable by --compare and --load)")
-    out.add_argument("--plot", type=_writable_path, metavar="PATH",
+    out.add_argument("--plot", type=_plot_path, metavar="PATH",
                      help="write a PNG bar chart of the speed ratios: gpugrad against each peer, gg.function "
                           "against eager, the GPU against the CPU (needs matplotlib: pip install 'gpugrad[plot]')")
-    out.add_argument("--compare", type=_existing_file, metavar="OLD_JSON",
+    out.add_argument("--compare", type=_bench_report, metavar="OLD_JSON",
                      help="show each median's change against an earlier --json (or pytest --benchmark-json) file")
-    out.add_argument("--load", type=_existing_file, metavar="JSON",
+    out.add_argument("--load", type=_bench_report, metavar="JSON",
                      help="show the table of a saved run instead of running the suite")
     bench.set_defaults(run=cmd_bench, parser=bench)
 
@@ -506,7 +600,7 @@ def build_parser():
         >>> build_parser().parse_args(["info"]).command
         'info'
     """
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="gpugrad",
         description="Reverse-mode automatic differentiation on CuPy (NVIDIA GPUs) and NumPy (CPU).",
         epilog="Run 'gpugrad COMMAND --help' for the options of a command.")
@@ -517,6 +611,48 @@ def build_parser():
     _add_bench(sub)
     _add_check(sub)
     return parser
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser whose usage errors are one line (``gpugrad train: error: ...``), exit code 2, as the
+    environment's errors are; its subcommands' parsers are of this class too."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def train_conflicts(args):
+    """The flags of ``gpugrad train`` that cannot go together, one sentence (None: they can).
+
+    Example:
+        >>> args = build_parser().parse_args(["train", "--model", "gpt", "--precision", "bf16"])
+        >>> train_conflicts(args)
+        '--model gpt trains in float32 only, not --precision bf16'
+    """
+    if args.model == "gpt":
+        if args.precision != "float32":
+            return f"--model gpt trains in float32 only, not --precision {args.precision}"
+        if args.optimizer not in (None, "adamw"):
+            return f"--model gpt trains with AdamW (a warm-up and cosine schedule), not --optimizer {args.optimizer}"
+        for flag in ("plot", "profile"):
+            if getattr(args, flag):
+                return f"--{flag} is for mlp and cnn: --model gpt reports no per-epoch history and is not profiled"
+    if args.quiet and args.profile:
+        return "--quiet prints nothing but errors: it cannot be combined with --profile, whose table it would hide"
+    return None
+
+
+def _environment_problems():
+    """What is wrong with the environment variables the command reads, one sentence each."""
+    from .backend import environment_problems
+    from .distributed.world import DistributedError, timeout_from
+
+    problems = environment_problems()
+    try:
+        timeout_from(os.environ.get("GPUGRAD_DISTRIBUTED_TIMEOUT"))
+    except DistributedError as exc:
+        problems.append(str(exc))
+    return problems
 
 
 _RUN_OPTIONS = ("quick", "keyword", "rounds", "max_time", "threads")
@@ -534,9 +670,7 @@ def main(argv=None):
     args, extra = build_parser().parse_known_args(argv)
     if extra:  # reported by the subcommand's parser, with its usage line
         args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    from .backend import environment_problems
-
-    problems = environment_problems()
+    problems = _environment_problems()
     if problems:  # before anything runs: every subcommand reads them
         print(f"gpugrad: error: {'; '.join(problems)}", file=sys.stderr)
         return 2
@@ -545,6 +679,10 @@ def main(argv=None):
         if given:
             args.parser.error(f"--load shows a saved run: it cannot be combined with "
                               f"{', '.join('--' + n.replace('_', '-') if n != 'keyword' else '-k' for n in given)}")
+    if args.command == "train":
+        conflict = train_conflicts(args)
+        if conflict:
+            args.parser.error(conflict)
     try:
         return args.run(args)
     except GpugradError as exc:

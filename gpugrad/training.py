@@ -11,7 +11,7 @@ Example:
 import dataclasses
 import sys
 import time
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -50,6 +50,9 @@ class TrainResult:
     ranks: int = 1
     precision: str = "float32"
     loss_scale: Optional[dict] = None  # mixed16: the LossScaleOptimizer's final scale, skips, growths, history
+    history: Optional[list] = None  # with train(history=True): one dict per epoch (see train)
+    profile: Any = None  # with train(profile=True): the gpugrad.profile() of one epoch
+    profile_epoch: Optional[int] = None  # which epoch it profiled (1 is the first)
 
     @property
     def where(self):
@@ -88,7 +91,7 @@ class TrainResult:
                 "steps": self.steps, "seed": self.seed, "eager": self.eager, "accuracy": self.test_accuracy,
                 "train_accuracy": self.train_accuracy, "loss": self.final_loss, "time": self.seconds,
                 "samples_per_second": self.samples_per_second, "precision": self.precision,
-                "loss_scale": self.loss_scale}
+                "loss_scale": self.loss_scale, **({} if self.history is None else {"history": self.history})}
 
 
 def build_model(name, seed=0, device=None):
@@ -161,8 +164,29 @@ def accuracy(model, images, labels, batch_size=512):
     return correct / labels.shape[0]
 
 
+def evaluate(model, images, labels, batch_size=512):
+    """``(mean loss, accuracy)`` of ``model`` on ``images`` and ``labels`` in eval mode: the softmax
+    cross-entropy of its float32 logits, and the fraction it classifies right.
+
+    Example:
+        >>> x, y, _, _ = standardized_digits(True, "cpu")
+        >>> loss, acc = evaluate(build_model("mlp", device="cpu"), x, y)
+        >>> loss > 2.0, 0.0 <= acc < 0.3
+        (True, True)
+    """
+    was_training = model.training
+    model.eval()
+    total, correct = 0.0, 0
+    for xb, yb in data.batches(images, labels, batch_size, shuffle=False):
+        logits = cast(model(xb), "float32")
+        total += float(softmax_cross_entropy(logits, yb).item()) * xb.shape[0]
+        correct += int((argmax(logits, axis=-1)._data == yb._data).sum())
+    model.train(was_training)
+    return total / labels.shape[0], correct / labels.shape[0]
+
+
 def train(model="mlp", epochs=None, batch_size=None, lr=None, optimizer=None, device=None, seed=0,
-          save=None, progress=True, out=None, eager=False, precision="float32"):
+          save=None, progress=True, out=None, eager=False, precision="float32", history=False, profile=False):
     """Train ``model`` on the digits' training split; returns a :class:`TrainResult`.
 
     Each training step runs through :func:`gpugrad.function` (traced once per batch shape, then
@@ -183,8 +207,20 @@ def train(model="mlp", epochs=None, batch_size=None, lr=None, optimizer=None, de
     ``model="gpt"`` trains the character-level transformer of :mod:`gpugrad.gpt` on the embedded Tiny
     Shakespeare instead (an epoch is 100 steps there) and returns a :class:`gpugrad.gpt.GPTResult`; it
     runs in float32 on one process.
+
+    ``history``: also return one dict per epoch in ``result.history``, as Keras's ``History`` keeps them:
+    ``epoch`` (from 1); ``loss``, the mean of the epoch's step losses (in training mode, as the steps
+    computed them); ``test_loss``, ``train_accuracy`` and ``test_accuracy``, in eval mode after the epoch;
+    ``seconds``, the epoch's training time. The evaluations are not counted in ``seconds`` or the throughput.
+
+    ``profile``: profile one epoch with :func:`gpugrad.profile` and return it in ``result.profile``: the
+    second (the first after the warm-up epoch, whose first steps trace ``gg.function``'s step and compile
+    kernels), or the first when there is one; ``result.profile_epoch`` says which.
     """
     if model == "gpt":
+        if history or profile:
+            raise ValueError("--model gpt reports no per-epoch history and is not profiled by gpugrad train; "
+                             "use gg.profile() around gpugrad.gpt.train_gpt")
         if precision != "float32":
             raise ValueError(f"--model gpt trains in float32 only, not precision {precision!r}")
         if optimizer not in (None, "adamw"):
@@ -234,34 +270,60 @@ def train(model="mlp", epochs=None, batch_size=None, lr=None, optimizer=None, de
         return opt.minimize(lambda: softmax_cross_entropy(logits(xb), yb) * share, variables)
 
     step = train_step if eager else function(train_step)
+    profile_epoch = (1 if settings["epochs"] > 1 else 0) if profile else None
+    prof, epochs_seen, evaluating = None, [], 0.0
     for epoch in range(settings["epochs"]):
-        for xb, yb in data.batches(x_train, y_train, settings["batch_size"], seed=order.integers(2**31)):
-            if world.size > 1:
-                rows = distributed.shard(xb.shape[0])
-                share = len(rows) * world.size / xb.shape[0]
-                xb, yb = xb[rows.start:rows.stop], yb[rows.start:rows.stop]
-                with policy():
-                    loss = step(xb, yb, share)
-            else:
-                with policy():  # around the traced step: its trace and replays run under one policy
-                    loss = step(xb, yb, 1.0)
-            steps += 1
-            bar.step(loss, xb.shape[0] * world.size, epoch)
+        epoch_start, loss_sum, epoch_steps = time.perf_counter(), None, 0
+        profiling = _profiled() if epoch == profile_epoch else contextlib.nullcontext()
+        with profiling as opened:
+            for xb, yb in data.batches(x_train, y_train, settings["batch_size"], seed=order.integers(2**31)):
+                if world.size > 1:
+                    rows = distributed.shard(xb.shape[0])
+                    share = len(rows) * world.size / xb.shape[0]
+                    xb, yb = xb[rows.start:rows.stop], yb[rows.start:rows.stop]
+                    with policy():
+                        loss = step(xb, yb, share)
+                else:
+                    with policy():  # around the traced step: its trace and replays run under one policy
+                        loss = step(xb, yb, 1.0)
+                steps += 1
+                if history:  # summed on the device: no op, nothing to profile, no wait for a GPU
+                    value = loss._data.astype(np.float64)
+                    loss_sum = value if loss_sum is None else loss_sum + value
+                    epoch_steps += 1
+                bar.step(loss, xb.shape[0] * world.size, epoch)
+        prof = opened if epoch == profile_epoch else prof
+        if history:
+            epoch_seconds = time.perf_counter() - epoch_start
+            evaluated = time.perf_counter()
+            with policy():
+                test_loss, test_accuracy = evaluate(net, x_test, y_test)
+                epochs_seen.append({"epoch": epoch + 1, "loss": float(loss_sum) / epoch_steps, "test_loss": test_loss,
+                                    "train_accuracy": accuracy(net, x_train, y_train),
+                                    "test_accuracy": test_accuracy, "seconds": epoch_seconds})
+            evaluating += time.perf_counter() - evaluated
         bar.end_epoch(loss, epoch)
     final_loss = float(loss.item())  # .item() waits for the GPU
-    seconds = time.perf_counter() - start
+    seconds = time.perf_counter() - start - evaluating
     bar.close()
     with policy():
         train_accuracy, test_accuracy = accuracy(net, x_train, y_train), accuracy(net, x_test, y_test)
     loss_scale = scaler.report() if scaler is not None else None
     result = TrainResult(model, dev.name, settings["epochs"], steps, final_loss, train_accuracy, test_accuracy,
                          seconds, x_train.shape[0] * settings["epochs"] / seconds, eager, seed, world.size,
-                         precision, loss_scale)
+                         precision, loss_scale, epochs_seen if history else None, prof,
+                         None if profile_epoch is None else profile_epoch + 1)
     if save and world.rank == 0:
         from .serialization import save as save_weights
 
         save_weights(save, net)
     return result
+
+
+def _profiled():
+    from .profiler import profile
+
+    return profile()
 
 
 def is_terminal(stream):

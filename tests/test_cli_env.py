@@ -1,5 +1,5 @@
-"""The ``gpugrad`` command and its environment: a bad ``GPUGRAD_DEVICE`` or ``GPUGRAD_NUM_THREADS``
-is one line on stderr and exit 2, for every subcommand, before the subcommand runs."""
+"""The ``gpugrad`` command and its environment: a bad ``GPUGRAD_DEVICE``, ``GPUGRAD_NUM_THREADS`` or
+``GPUGRAD_DISTRIBUTED_TIMEOUT`` is one line on stderr and exit 2, for every subcommand, before the subcommand runs."""
 import argparse
 import os
 import subprocess
@@ -27,7 +27,11 @@ BAD = [("GPUGRAD_DEVICE", "tpu:3", "GPUGRAD_DEVICE='tpu:3' cannot be used: inval
        ("GPUGRAD_NUM_THREADS", "0", "GPUGRAD_NUM_THREADS must be a whole number >= 1, not '0'"),
        ("GPUGRAD_NUM_THREADS", "-2", "GPUGRAD_NUM_THREADS must be a whole number >= 1, not '-2'"),
        ("GPUGRAD_NUM_THREADS", "2.5", "GPUGRAD_NUM_THREADS must be a whole number >= 1, not '2.5'"),
-       ("GPUGRAD_NUM_THREADS", "four", "GPUGRAD_NUM_THREADS must be a whole number >= 1, not 'four'")]
+       ("GPUGRAD_NUM_THREADS", "four", "GPUGRAD_NUM_THREADS must be a whole number >= 1, not 'four'"),
+       ("GPUGRAD_DISTRIBUTED_TIMEOUT", "soon", "GPUGRAD_DISTRIBUTED_TIMEOUT is how many seconds a collective waits "
+                                               "for the other ranks: a positive number, not 'soon'"),
+       ("GPUGRAD_DISTRIBUTED_TIMEOUT", "0", "GPUGRAD_DISTRIBUTED_TIMEOUT is how many seconds a collective waits "
+                                            "for the other ranks: a positive number, not '0'")]
 if not gg.cuda_available():  # a GPU this machine does not have is as unusable as a malformed name
     BAD.append(("GPUGRAD_DEVICE", "cuda", "GPUGRAD_DEVICE='cuda' cannot be used: no CUDA device can be used"))
 
@@ -45,6 +49,7 @@ def ran(monkeypatch):
             monkeypatch.setattr(cli, name, lambda args, name=name: calls.append(name) or 0)
     monkeypatch.delenv("GPUGRAD_DEVICE", raising=False)
     monkeypatch.delenv("GPUGRAD_NUM_THREADS", raising=False)
+    monkeypatch.delenv("GPUGRAD_DISTRIBUTED_TIMEOUT", raising=False)
     return calls
 
 
@@ -117,5 +122,5 @@ def test_a_bad_device_flag_exits_as_the_variable_does(command, variable, value, 
         cli.main([command, "--device", value])
     assert exc.value.code == 2 and ran == []
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1].startswith(f"gpugrad {command}: error: argument --device: ")
+    assert len(err) == 1 and err[-1].startswith(f"gpugrad {command}: error: argument --device: ")
     assert message.split("cannot be used: ")[1] in err[-1]

@@ -41,7 +41,7 @@ PUBLIC = [
     'logsumexp', 'masked_softmax', 'matmul', 'max', 'max_pool1d', 'max_pool2d', 'max_unpool2d', 'maximum', 'mean', 'median', 'min', 'minimum', 'mish',
     'mixed_precision', 'mod', 'moveaxis', 'mse', 'multiply', 'nan_to_num', 'nanmean', 'nansum', 'negative', 'nn',
     'no_gradient', 'nonzero', 'ones', 'ones_like', 'ops', 'optimizers', 'outer', 'pad', 'partition',
-    'percentile', 'power', 'prod', 'ptp', 'quantile', 'rad2deg', 'radians', 'random', 'ravel',
+    'percentile', 'power', 'prod', 'profile', 'ptp', 'quantile', 'rad2deg', 'radians', 'random', 'ravel',
     'raw_ops', 'reciprocal', 'record_operation', 'registered_ops', 'relu', 'remainder', 'repeat',
     'reshape', 'rint', 'roll', 'rot90', 'round', 'rsqrt', 'save', 'searchsorted', 'set_num_threads',
     'sigmoid', 'sigmoid_cross_entropy', 'sign', 'silu', 'sin', 'sinc', 'sinh', 'softmax',

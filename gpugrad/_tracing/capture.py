@@ -32,7 +32,8 @@ import threading
 import numpy as np
 
 from .. import _nest as nest
-from .._recorder import ATTRS, INPUTS, OUTPUTS, TYPE, Op, collecting_recording, pop_tape, push_tape, recording_anywhere
+from .._recorder import (ATTRS, INPUTS, OUTPUTS, TYPE, Op, collecting_recording, observing, pop_tape, push_tape,
+                         recording_anywhere)
 from ..errors import TraceError
 from ..tensor import Tensor, Variable
 from . import declare, kernels, state
@@ -395,9 +396,11 @@ class Capture:
     def __enter__(self):
         self._token = state.begin(self)
         recording_anywhere.append(None)  # so that every emit, in a root or not, tells the capture
+        observing.append(None)
         return self
 
     def __exit__(self, exc_type, exc, tb):
+        observing.pop()
         recording_anywhere.pop()
         state.end(self, self._token)
         if exc_type is None and self.refusal is not None:

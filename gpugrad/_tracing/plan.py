@@ -44,9 +44,10 @@ from .capture import CallStep, KernelStep, _root_array, same_layout
 class Plan:
     """What a replay runs: ``inputs`` (buffer, device) bound from the call's tensors, ``steps``
     (functions of no arguments), ``outputs`` (how each result leaf is returned), ``structure``
-    (the result's nesting), ``guards`` (variables whose live array the steps are bound to)."""
+    (the result's nesting), ``guards`` (variables whose live array the steps are bound to), ``labels`` (per
+    step: its op type or root's name, and the bytes it writes; what :mod:`gpugrad.profiler` shows of it)."""
 
-    def __init__(self, inputs, steps, outputs, structure, guards, stats, gpu=None, checks=()):
+    def __init__(self, inputs, steps, outputs, structure, guards, stats, gpu=None, checks=(), labels=None):
         self.inputs = inputs
         self.steps = steps
         self.outputs = outputs
@@ -55,6 +56,7 @@ class Plan:
         self.stats = stats
         self.gpu = gpu  # a graphs.GpuReplay for a plan on a GPU
         self.checks = list(checks)  # more of what must hold: an optimizer's slots for its launches
+        self.labels = labels
 
     def bound_to_variables(self):
         """Whether every variable a kernel step reads still lives in the array it was traced with (and every
@@ -224,7 +226,9 @@ def compile_plan(capture, result):
         picture.mark_segments(safe)  # by step: an optimizer's step shows as one call step
     elif len(devices) > 1:
         stats["graph"] = "no CUDA graph: the plan spans several devices"
-    plan = Plan(capture.inputs, compiled, outputs, structure, guards, stats, gpu, checks)
+    labels = [(s.op_type, sum(a.nbytes for a in s.outputs)) if isinstance(s, KernelStep)
+              else (s.op_type, sum(out[1].nbytes for out in s.outputs)) for s in steps]  # (i, buffer, ...)
+    plan = Plan(capture.inputs, compiled, outputs, structure, guards, stats, gpu, checks, labels)
     plan.picture = picture
     _hold(plan, capture, moved, guards)
     return plan

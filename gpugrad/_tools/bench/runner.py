@@ -31,6 +31,10 @@ class BenchError(GpugradError):
     """The suite could not be found or run (not a failing benchmark: those are in the result)."""
 
 
+class NothingMatched(BenchError):
+    """The run selected no benchmark (a ``-k`` that matches none): a bad value of an option."""
+
+
 @dataclasses.dataclass
 class RunResult:
     """What one run left: pytest's exit code, its report, its failures and the text it printed."""
@@ -152,7 +156,7 @@ def run_suite(json_path=None, quick=False, keyword=None, rounds=None, max_time=N
         seconds = time.perf_counter() - start
         text = log_path.read_text(errors="replace")
         if proc.returncode == 5:
-            raise BenchError("no benchmark matched" + (f" -k {keyword!r}" if keyword else ""))
+            raise NothingMatched("no benchmark matched" + (f" -k {keyword!r}" if keyword else ""))
         from .report import ReportError, load
 
         try:

@@ -1,5 +1,6 @@
 """``cupy.cuda`` of the stand-in: one device, ``cuda:0``, its memory pool, and the error classes gpugrad catches."""
 import sys as _sys
+import time as _time
 import types as _types
 
 from . import _record
@@ -167,14 +168,16 @@ class Stream:
 
 
 class Event:
-    """A CUDA event; the stand-in's work runs when it is issued, so an event is done once recorded."""
+    """A CUDA event; the stand-in's work runs when it is issued, so an event is done once recorded, and
+    the time it records is the host's clock then (what :func:`get_elapsed_time` reads)."""
 
     @_record.calls_recorded("cupy.cuda.Event")
     def __init__(self, block=False, disable_timing=False, interprocess=False):
-        pass
+        self._timing = not disable_timing
+        self._recorded_ns = None
 
     def record(self, stream=None):
-        pass
+        self._recorded_ns = _time.perf_counter_ns()
 
     @property
     def done(self):
@@ -182,6 +185,15 @@ class Event:
 
     def synchronize(self):
         pass
+
+
+def get_elapsed_time(start_event, end_event):
+    """Milliseconds between two recorded events (CuPy's ``cupy.cuda.get_elapsed_time``); as CUDA's
+    ``cudaEventElapsedTime``, an event made with ``disable_timing=True`` or never recorded is refused."""
+    for event in (start_event, end_event):
+        if not event._timing or event._recorded_ns is None:
+            raise RuntimeError("cudaErrorInvalidResourceHandle: invalid resource handle")
+    return (end_event._recorded_ns - start_event._recorded_ns) / 1e6
 
 
 _null_stream = []
