@@ -137,7 +137,7 @@ class GradientTape:
         back to ``sources`` (default: every tensor and variable the tape watches; a dict names them, as
         ``dict(model.named_variables())`` does) are marked ``"path"`` and
         those where it stops (``stop_gradient``, an integer result, a value taken out through NumPy) ``"cut"``;
-        see :mod:`gpugrad.visual.from_tape`. ``str()`` lists the ops in order, ``.to_dot()`` gives Graphviz
+        see ``gpugrad.visual.from_tape``. ``str()`` lists the ops in order, ``.to_dot()`` gives Graphviz
         DOT text and ``.render("step.svg")`` draws it (the ``graph`` extra). Like torchviz's ``make_dot``
         and TensorBoard's graph of a ``tf.function``; it reads the records without consuming them, so ask
         before ``gradient()`` on a non-persistent tape. Building it costs nothing while the tape records.

@@ -219,7 +219,7 @@ class Function:
         (an op replayed by its kernel) or a call step (a declared root called again, ``OP`` or ``HOST``), its
         outputs' shapes, dtypes and device, and on a GPU the CUDA graph segment it runs in; edges are the
         data flow between steps, the plan's inputs and outputs and the variables read. See
-        :mod:`gpugrad.visual.from_plan`. As TensorBoard's graph of a ``tf.function``'s concrete function;
+        ``gpugrad.visual.from_plan``. As TensorBoard's graph of a ``tf.function``'s concrete function;
         ``.to_dot()`` and ``.render(path)`` as for ``tape.graph()``. A TraceError before the first call, or
         when that signature runs eagerly (with the reason).
 

@@ -4,11 +4,11 @@
 ``str()`` (the ops in order, one a line), ``to_dot()`` (Graphviz DOT text, no dependency) and
 ``render(path)`` (SVG or PNG through the ``graphviz`` package, the ``graph`` extra).
 
-- :mod:`.model`: the graph (nodes, edges, the plain-text listing);
-- :mod:`.from_tape`: a tape's records as a graph, the gradient's path marked;
-- :mod:`.from_plan`: a traced plan's steps as a graph, kernel and call steps, CUDA graph segments;
-- :mod:`.dot`: the DOT text;
-- :mod:`.render`: drawing it through Graphviz.
+- ``gpugrad.visual.model``: the graph (nodes, edges, the plain-text listing);
+- ``gpugrad.visual.from_tape``: a tape's records as a graph, the gradient's path marked;
+- ``gpugrad.visual.from_plan``: a traced plan's steps as a graph, kernel and call steps, CUDA graph segments;
+- ``gpugrad.visual.dot``: the DOT text;
+- ``gpugrad.visual.render``: drawing it through Graphviz.
 
 Example:
     >>> import gpugrad as gg

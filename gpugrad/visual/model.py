@@ -36,7 +36,7 @@ class Node:
     tensor), ``op_type`` (an op's or step's), ``step_kind`` (a step's: ``"kernel"`` or ``"call"``),
     ``call_kind`` (a call step's declared kind: ``"op"`` or ``"host"``) and ``segment`` (the index of
     the CUDA graph segment a GPU plan's step runs in, or None) and ``attrs`` (an op's short attributes as
-    text, ``"activation=relu"``: :func:`short_attrs`).
+    text, ``"activation=relu"``: ``short_attrs``).
 
     Example:
         >>> Node("op0", "op", "Mul", shapes=((2, 3),), dtypes=("float32",), devices=("cpu",)).describe()
@@ -57,7 +57,7 @@ class Node:
         self.attrs = attrs  # an op's short attributes, "activation=relu"
 
     def describe(self):
-        """Its outputs (a tensor's: itself) as ``shape dtype device``, ``; ``-separated."""
+        """Its outputs (a tensor's: itself) as ``shape dtype device``, separated by semicolons."""
         return "; ".join(f"{shape} {dtype} {device}"
                          for shape, dtype, device in zip(self.shapes, self.dtypes, self.devices))
 
