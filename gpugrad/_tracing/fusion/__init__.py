@@ -109,4 +109,4 @@ def compile_seconds(steps):
         >>> compile_seconds([])
         0.0
     """
-    return sum(s.compile_seconds for s in steps if isinstance(s, FusedStep))
+    return float(sum(s.compile_seconds for s in steps if isinstance(s, FusedStep)))

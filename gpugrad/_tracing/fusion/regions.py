@@ -210,7 +210,9 @@ def _extend(region, step, r, i, dialect):
             return False
         names, params, text = r.expression
         try:  # every dialect the region may be written in writes it
-            expr.emit(text, {n: "v" for n in list(names) + list(params)}, "numba" if dialect == "cpu" else "cuda")
+            for node in expr.outputs(text):
+                expr.emit(text, {n: "v" for n in list(names) + list(params)}, "numba" if dialect == "cpu" else "cuda",
+                          node)
         except expr.ExpressionError:
             del region.inputs[n_inputs:], region.indexing[n_indexing:]
             return False
