@@ -162,11 +162,12 @@ def accuracy(model, images, labels, batch_size=512):
 
 
 def train(model="mlp", epochs=None, batch_size=None, lr=None, optimizer=None, device=None, seed=0,
-          save=None, progress=True, out=None, eager=False, precision="float32"):
+          save=None, progress=True, out=None, eager=False, precision="float32", jit=False):
     """Train ``model`` on the digits' training split; returns a :class:`TrainResult`.
 
     Each training step runs through :func:`gpugrad.function` (traced once per batch shape, then
-    replayed; the same bits as eager execution on the CPU), or op by op with ``eager=True``.
+    replayed; the same bits as eager execution on the CPU), or op by op with ``eager=True``; ``jit=True``:
+    through ``gg.function(jit_compile=True)``, its elementwise runs fused (within that bound of eager).
 
     Unset arguments take the model's defaults (:data:`DEFAULTS`); ``device``
     defaults to gpugrad's default device (the first GPU, else the CPU). The run
@@ -184,7 +185,11 @@ def train(model="mlp", epochs=None, batch_size=None, lr=None, optimizer=None, de
     Shakespeare instead (an epoch is 100 steps there) and returns a :class:`gpugrad.gpt.GPTResult`; it
     runs in float32 on one process.
     """
+    if jit and eager:
+        raise ValueError("jit and eager exclude each other: jit fuses the traced step")
     if model == "gpt":
+        if jit:
+            raise ValueError("--jit trains the mlp and cnn models")
         if precision != "float32":
             raise ValueError(f"--model gpt trains in float32 only, not precision {precision!r}")
         if optimizer not in (None, "adamw"):
@@ -233,7 +238,7 @@ def train(model="mlp", epochs=None, batch_size=None, lr=None, optimizer=None, de
             return opt.minimize(lambda: softmax_cross_entropy(logits(xb), yb), variables)
         return opt.minimize(lambda: softmax_cross_entropy(logits(xb), yb) * share, variables)
 
-    step = train_step if eager else function(train_step)
+    step = train_step if eager else function(train_step, jit_compile=jit)
     for epoch in range(settings["epochs"]):
         for xb, yb in data.batches(x_train, y_train, settings["batch_size"], seed=order.integers(2**31)):
             if world.size > 1:

@@ -169,3 +169,21 @@ def test_without_numba_it_warns_once_and_replays_unfused(monkeypatch):
 def test_jit_compile_takes_a_bool():
     with pytest.raises(TypeError, match="jit_compile"):
         gg.function(lambda x: x, jit_compile="yes")
+
+
+def test_cli_train_jit_reaches_the_unfused_accuracy(capsys):
+    import json
+
+    from gpugrad.cli import main
+    runs = []
+    for flags in (["--jit"], []):
+        assert main(["train", "--epochs", "1", "--no-progress", "--json", *flags]) in (0, None)
+        runs.append(json.loads(capsys.readouterr().out))
+    assert abs(runs[0]["accuracy"] - runs[1]["accuracy"]) <= 0.005, runs
+
+
+def test_cli_train_jit_refuses_eager():
+    from gpugrad.cli import main
+    with pytest.raises(SystemExit) as exit_:
+        main(["train", "--jit", "--eager", "--epochs", "1"])
+    assert exit_.value.code == 2
