@@ -165,6 +165,16 @@ def run(benchmark, fn, *args, workload, impl, device="cpu", rounds, warmup_round
     return result
 
 
+def with_jit_peer(peers, make):
+    """``peers`` with ``"gpugrad-function-jit"`` (``make()``: the step through ``gg.function(jit_compile=True)``,
+    traced and compiled before the timing) where numba (``gpugrad[jit]``) is installed."""
+    import importlib.util
+    if importlib.util.find_spec("numba") is not None:
+        peers = dict(peers)
+        peers["gpugrad-function-jit"] = make()
+    return peers
+
+
 def run_interleaved(benchmark, peers, *, workload, block, cycles, ops=None):
     """Time ``peers`` (name -> function of no arguments) in alternating blocks of ``block`` calls.
 

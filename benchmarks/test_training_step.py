@@ -21,7 +21,7 @@ import gpugrad as gg
 from gpugrad.training import standardized_digits
 
 from .conftest import (assert_function_steps_as_eager, device_params, run, run_interleaved, synchronize, torch_device,
-                       torch_synchronize)
+                       torch_synchronize, with_jit_peer)
 
 LR = 0.1
 WORKLOADS = {  # name: (layer sizes, batch, timed rounds, warm-up rounds)
@@ -74,9 +74,9 @@ def gpugrad_setup(workload, device):
     return step, params
 
 
-def traced(step):
+def traced(step, jit_compile=False):
     """``step`` through ``gg.function``, called twice: traced, then replayed once (neither is timed)."""
-    fn = gg.function(step)
+    fn = gg.function(step, jit_compile=jit_compile)
     fn()
     fn()
     return fn
@@ -317,6 +317,7 @@ def test_w2_interleaved(benchmark, torch):
     fn = traced(gpugrad_setup("W2", "cpu")[0])
     peers = {"gpugrad": gpugrad_setup("W2", "cpu")[0], "gpugrad-function": fn, "numpy": numpy_setup("W2")[0],
              "torch": torch_setup(torch, "W2")[0]}
+    peers = with_jit_peer(peers, lambda: traced(gpugrad_setup("W2", "cpu")[0], jit_compile=True))
     summary = run_interleaved(benchmark, peers, workload="W2", block=100, cycles=15)
     assert summary["gpugrad"]["calls"] == summary["gpugrad-function"]["calls"] == summary["torch"]["calls"] > 0
     assert fn.trace_count == 1
@@ -330,6 +331,7 @@ def test_w4_interleaved(benchmark):
     (``test_w4_torch`` times it)."""
     fn = traced(gpugrad_setup("W4", "cpu")[0])
     peers = {"gpugrad": gpugrad_setup("W4", "cpu")[0], "gpugrad-function": fn, "numpy": numpy_setup("W4")[0]}
+    peers = with_jit_peer(peers, lambda: traced(gpugrad_setup("W4", "cpu")[0], jit_compile=True))
     summary = run_interleaved(benchmark, peers, workload="W4", block=5, cycles=15)
     assert summary["gpugrad"]["calls"] == summary["gpugrad-function"]["calls"] == summary["numpy"]["calls"] > 0
     assert fn.trace_count == 1
