@@ -19,6 +19,8 @@ Example:
 import time
 import warnings
 
+import numpy as np
+
 from ...backend import CPU
 from ...ops import replay
 from ..capture import KernelStep
@@ -85,6 +87,8 @@ def fuse(capture, steps, returned):
                           "(pip install 'gpugrad[jit]')", RuntimeWarning, stacklevel=5)
         return steps, {"regions": [], "note": "unfused: numba is not installed"}
     found = regions.find(capture, steps, returned, "cpu" if device is CPU else "gpu")
+    if device is not CPU:  # a kernel's launch shape is its operands' broadcast shape
+        found = [r for r in found if r.inputs and np.broadcast_shapes(*[a.shape for a in r.inputs]) == r.shape]
     by_first = {r.first: r for r in found}
     fused, skip, report = [], set(), []
     for i, s in enumerate(steps):

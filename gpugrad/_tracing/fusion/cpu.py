@@ -1,8 +1,9 @@
 """A CPU region compiled by numba: one loop over the region's elements, its values in registers.
 
 :func:`source` writes the region (:class:`.regions.Region`) as a Python module holding one
-``@numba.njit`` function: a loop over the flat index, in chunks (``prange`` across numba's threads
-when the region is large, :data:`PARALLEL` elements or more), that reads each operand once per
+``@numba.njit`` function: a loop over a range of the flat index (one per thread of gpugrad's CPU pool,
+as the CPU fast paths split their work, when the region is large: :data:`PARALLEL` elements or more;
+numba's own threading layer is not used, whose OpenMP threads spin after each loop), that reads each operand once per
 element, computes every op's declared expression in the region's dtype (numbers as that dtype, so
 float32 stays float32; no fast-math, so nothing is contracted or reordered), writes the outputs and
 adds up the reductions (sums in float64, each chunk's partial combined in chunk order, so a plan's
@@ -22,6 +23,7 @@ Example:
     >>> [line.strip() for line in source(region, 1).splitlines() if line.strip().startswith("v")]
     ['v0 = (x0 * _K0)', 'v1 = (v0 * v0)']
 """
+import functools
 import hashlib
 import importlib.util
 import os
@@ -36,7 +38,7 @@ from . import expr, regions
 
 __all__ = ["available", "source", "build", "PARALLEL"]
 
-PARALLEL = 1 << 16  # elements from which a region's loop is split across numba's threads
+PARALLEL = 1 << 16  # elements from which a region's loop is split across gpugrad's CPU threads
 BLOCK = 2048  # elements whose reduction terms a chunk keeps before adding them up
 _SUM8 = """@numba.njit(cache=True, error_model='numpy', nogil=True)
 def _sum8(b, m):
@@ -87,30 +89,26 @@ def _read(k, how):
 
 
 def source(region, chunks):
-    """The Python source of ``region``'s numba function ``kernel(a0.., o0.., r0.., p0..)`` in ``chunks``
-    chunks (``p<j>``: reduction j's partial per chunk, float64 for a sum)."""
+    """The Python source of ``region``'s numba function ``kernel(lo, hi, c, a0.., o0.., r0.., p0..)``: elements
+    ``lo`` to ``hi`` as chunk ``c`` of ``chunks`` (``p<j>``: reduction j's partial per chunk, float64 for a sum);
+    with one chunk it writes the reductions' results too, else ``finish(r0.., p0..)`` does."""
     dtype = np.dtype(region.dtype).name
-    n = region.size
-    parallel = chunks > 1
     names = {}  # value id -> local name
     scalars = [k for k, how in enumerate(region.indexing) if how[0] == "one"]
     out_index = {id(a): j for j, a in enumerate(region.outputs)}
-    args = [f"a{k}" for k in range(len(region.inputs))] + [f"o{j}" for j in range(len(region.outputs))] + \
-        [f"r{j}" for j in range(len(region.reductions))] + [f"p{j}" for j in range(len(region.reductions))]
-    lines = ["import numpy as np", "import numba", "", f"_T = np.{dtype}", "", _SUM8,
-             f"@numba.njit(cache=True, parallel={parallel}, error_model='numpy', nogil=True)",
-             f"def kernel({', '.join(args)}):"]
+    reduced = [f"r{j}" for j in range(len(region.reductions))] + [f"p{j}" for j in range(len(region.reductions))]
+    args = [f"a{k}" for k in range(len(region.inputs))] + [f"o{j}" for j in range(len(region.outputs))] + reduced
+    jit = "@numba.njit(cache=True, error_model='numpy', nogil=True)"
+    lines = ["import numpy as np", "import numba", "", f"_T = np.{dtype}", "", _SUM8, jit,
+             f"def kernel(lo, hi, c, {', '.join(args)}):"]
     lines += [f"    s{k} = a{k}[0]" for k in scalars]
-    lines.append(f"    for c in {'numba.prange' if parallel else 'range'}({chunks}):")
-    lines.append(f"        lo = ({n} * c) // {chunks}")
-    lines.append(f"        hi = ({n} * (c + 1)) // {chunks}")
     for j, (_, kind, _, _) in enumerate(region.reductions):
-        lines.append(f"        acc{j} = {'np.float64(0)' if kind != 'max' else '_T(-np.inf)'}")
+        lines.append(f"    acc{j} = {'np.float64(0)' if kind != 'max' else '_T(-np.inf)'}")
         if kind != "max":
-            lines.append(f"        buf{j} = np.empty({BLOCK}, np.float64)")
-    lines.append(f"        for b0 in range(lo, hi, {BLOCK}):")
-    lines.append(f"            b1 = min(b0 + {BLOCK}, hi)")
-    lines.append("            for i in range(b0, b1):")
+            lines.append(f"    buf{j} = np.empty({BLOCK}, np.float64)")
+    lines.append(f"    for b0 in range(lo, hi, {BLOCK}):")
+    lines.append(f"        b1 = min(b0 + {BLOCK}, hi)")
+    lines.append("        for i in range(b0, b1):")
     body = []
     loaded = {}
     v = 0
@@ -153,21 +151,24 @@ def source(region, chunks):
         return constants.setdefault(m.group(0), f"_K{len(constants)}")
     body = [_NUMBER.sub(constant, b) for b in body]
     lines[5:5] = [f"{k} = {text}" for text, k in constants.items()]
-    lines += ["                " + b for b in body]
+    lines += ["            " + b for b in body]
     for j, (_, kind, _, _) in enumerate(region.reductions):
         if kind != "max":
-            lines.append(f"            acc{j} += _sum8(buf{j}, b1 - b0)")
+            lines.append(f"        acc{j} += _sum8(buf{j}, b1 - b0)")
     for j, (_, kind, _, _) in enumerate(region.reductions):
-        lines.append(f"        p{j}[c] = acc{j}")
+        lines.append(f"    p{j}[c] = acc{j}")
+    finish = []
     for j, (_, kind, _, count) in enumerate(region.reductions):
         if kind == "max":
-            lines += [f"    m{j} = p{j}[0]", f"    for c in range(1, {chunks}):",
-                      f"        p = p{j}[c]",
-                      f"        if (p > m{j} or p != p) and m{j} == m{j}:", f"            m{j} = p",
-                      f"    r{j}[0] = _T(m{j})"]
+            finish += [f"m{j} = p{j}[0]", f"for c in range(1, {chunks}):", f"    p = p{j}[c]",
+                       f"    if (p > m{j} or p != p) and m{j} == m{j}:", f"        m{j} = p", f"r{j}[0] = _T(m{j})"]
         else:
-            lines += [f"    t{j} = np.float64(0)", f"    for c in range({chunks}):", f"        t{j} += p{j}[c]"]
-            lines.append(f"    r{j}[0] = _T(t{j}) / _T({count})" if kind == "mean" else f"    r{j}[0] = _T(t{j})")
+            finish += [f"t{j} = np.float64(0)", f"for c in range({chunks}):", f"    t{j} += p{j}[c]"]
+            finish.append(f"r{j}[0] = _T(t{j}) / _T({count})" if kind == "mean" else f"r{j}[0] = _T(t{j})")
+    if chunks == 1:
+        lines += ["    " + f for f in finish]
+    elif finish:
+        lines += ["", "", jit, f"def finish({', '.join(reduced)}):"] + ["    " + f for f in finish]
     return "\n".join(lines) + "\n"
 
 
@@ -183,7 +184,7 @@ def cache_dir():
 
 
 def compile_source(text):
-    """The numba function of module source ``text`` (written once under its hash; numba compiles on the first
+    """The module of numba functions of source ``text`` (written once under its hash; numba compiles on the first
     call, or loads its cached machine code)."""
     key = hashlib.sha1(text.encode()).hexdigest()[:20]
     with _lock:
@@ -202,26 +203,48 @@ def compile_source(text):
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
-        fn = _loaded[key] = module.kernel
+        fn = _loaded[key] = module
         return fn
 
 
 def build(region, inputs, outputs, reductions):
     """A function of no arguments that runs ``region`` on arrays ``inputs`` into ``outputs`` and ``reductions``
-    (the region's arrays after buffer sharing); compiles it now (at trace time)."""
-    chunks = 1
-    if region.size >= PARALLEL:
-        import numba
-        chunks = numba.get_num_threads()
-    fn = compile_source(source(region, chunks))
-    flat = [regions.compact(a).reshape(-1) for a in inputs] + [a.reshape(-1) for a in outputs] + [a.reshape(-1) for a in reductions]
-    partials = [np.zeros(chunks, region.dtype if kind == "max" else np.float64) for _, kind, _, _ in region.reductions]
+    (the region's arrays after buffer sharing), split across gpugrad's CPU threads
+    (:func:`gpugrad.get_num_threads`) from :data:`PARALLEL` elements; compiles it now (at trace time)."""
+    from ...backend import cpu_threads
+    n = region.size
+    threads = cpu_threads.get_num_threads()
+    cuts = cpu_threads._bounds(n, threads) if n >= PARALLEL and threads > 1 else [0, n]
+    pieces = list(zip(cuts, cuts[1:]))
+    module = compile_source(source(region, len(pieces)))
+    kernel = module.kernel
+    flat = [regions.compact(a).reshape(-1) for a in inputs] + [a.reshape(-1) for a in outputs] + \
+        [a.reshape(-1) for a in reductions]
+    partials = [np.zeros(len(pieces), region.dtype if kind == "max" else np.float64)
+                for _, kind, _, _ in region.reductions]
     args = tuple(flat) + tuple(partials)
-    fn(*[np.zeros_like(a) if a.flags.writeable else a for a in args])  # compiled now, on scratch arrays
-    return _bind(fn, args)
+    scratch = [np.zeros_like(a) if a.flags.writeable else a for a in args]
+    kernel(0, 0, 0, *scratch)  # compiled now, on scratch arrays
+    if len(pieces) == 1:
+        return functools.partial(kernel, 0, n, 0, *args)
+    finish = getattr(module, "finish", None)
+    reduced = tuple(a.reshape(-1) for a in reductions) + tuple(partials)
+    if finish is not None:
+        finish(*[np.zeros_like(a) for a in reduced])
+    return _split(kernel, finish, pieces, args, reduced, cpu_threads)
 
 
-def _bind(fn, args):
+def _split(kernel, finish, pieces, args, reduced, cpu_threads):
+    (lo0, hi0), rest = pieces[0], [(c, lo, hi) for c, (lo, hi) in enumerate(pieces) if c]
+
     def run():
-        fn(*args)
+        pool = cpu_threads._pool()
+        futures = [pool.submit(kernel, lo, hi, c, *args) for c, lo, hi in rest]
+        try:
+            kernel(lo0, hi0, 0, *args)
+        finally:
+            for f in futures:
+                f.result()
+        if finish is not None:
+            finish(*reduced)
     return run

@@ -205,7 +205,7 @@ def _extend(region, step, r, i, dialect):
             return False
         n_inputs, n_indexing = len(region.inputs), len(region.indexing)
         refs = [region.input_ref(a) for a in step.inputs]
-        if any(ref is None for ref in refs):
+        if any(ref is None or (dialect != "cpu" and ref[0] == "const" and not np.isfinite(ref[1])) for ref in refs):
             del region.inputs[n_inputs:], region.indexing[n_indexing:]
             return False
         names, params, text = r.expression
