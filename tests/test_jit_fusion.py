@@ -187,3 +187,78 @@ def test_cli_train_jit_refuses_eager():
     with pytest.raises(SystemExit) as exit_:
         main(["train", "--jit", "--eager", "--epochs", "1"])
     assert exit_.value.code == 2
+
+
+# --------------------------------------------------------------------------- the stand-in GPU: generated kernels on the host
+
+_STAND_IN_TABLE = """
+import json, numpy as np, gpugrad as gg
+from gpugrad._tools.op_specs import ALL_SPECS
+from gpugrad._tracing.fusion import bound
+from gpugrad.ops.replay import declared
+specs = {}
+for spec in sorted(ALL_SPECS, key=lambda spec: bool(spec.label)):
+    specs.setdefault(spec.op_type, spec)
+def chain(fn):
+    def chained(*xs):
+        if len({x.shape for x in xs}) == 1:
+            xs = [x * 1.0 for x in xs]
+        out = fn(*xs)
+        return tuple(o * 1.0 * 1.0 for o in (out if isinstance(out, (tuple, list)) else (out,)))
+    return chained
+report = {}
+for op in sorted(o for o, r in declared().items() if r.expression is not None):
+    spec = specs[op]
+    arrays = [a.astype(DTYPE) for a in spec.inputs(seed=3)]
+    tensors = [gg.tensor(a, device="cuda") for a in arrays]
+    f = gg.function(chain(spec.fn), jit_compile=True)
+    f(*tensors)
+    fused = [o.numpy() for o in f(*tensors)]
+    eager = [o.numpy() for o in chain(spec.fn)(*tensors)]
+    (trace,) = f._traces.values()
+    regions = trace.plan.stats["fusion"]["regions"]
+    worst = max(float(np.max(np.abs(g - e) / np.spacing(np.abs(e).astype(DTYPE)))) for g, e in zip(fused, eager))
+    report[op] = [any(op in r["op_types"] and r["ops"] >= 3 for r in regions), worst, bound.ulps(op),
+                  all(np.array_equal(np.isnan(g), np.isnan(e)) for g, e in zip(fused, eager))]
+print(json.dumps(report))
+"""
+
+
+@pytest.fixture(scope="module")
+def stand_in_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("stand-in-jit")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_stand_in_gpu_fuses_every_op_within_bound(dtype, stand_in_cache):
+    """Every op with an expression, fused in a chain of three or more on the stand-in GPU (its generated kernel
+    built and run on the host), within the bound of the eager CuPy path."""
+    import json
+
+    from .conftest import run_in_stand_in
+    report = json.loads(run_in_stand_in(f"DTYPE = {dtype!r}\n" + _STAND_IN_TABLE, stand_in_cache).splitlines()[-1])
+    assert set(report) == set(FUSABLE)
+    for op, (fused, worst, allowed, nans) in report.items():
+        assert fused, op
+        assert nans, op
+        assert worst <= allowed, (op, worst, allowed)
+
+
+def test_stand_in_gpu_nan_and_inf_propagate(stand_in_cache):
+    from .conftest import run_in_stand_in
+    out = run_in_stand_in("""
+        import numpy as np, gpugrad as gg
+        x = gg.tensor(np.array([1.0, np.nan, np.inf, -np.inf, 0.0, -1.0, 2.0, 0.5], np.float32), device="cuda")
+        fn = lambda x: (gg.maximum(gg.exp(gg.log(gg.abs(x)) * 0.5) / x, -3.0), gg.tanh(x) * 2.0 + 1.0)
+        f = gg.function(fn, jit_compile=True)
+        with np.errstate(all="ignore"):
+            f(x)
+            fused, eager = [t.numpy() for t in f(x)], [t.numpy() for t in fn(x)]
+        (trace,) = f._traces.values()
+        assert trace.plan.stats["fusion"]["regions"], trace.plan.stats
+        for g, e in zip(fused, eager):
+            assert np.array_equal(np.isnan(g), np.isnan(e)) and np.array_equal(np.isinf(g), np.isinf(e)), (g, e)
+            assert np.array_equal(np.sign(g[np.isinf(g)]), np.sign(e[np.isinf(e)]))
+        print("ok")
+    """, stand_in_cache)
+    assert out.strip().endswith("ok")
