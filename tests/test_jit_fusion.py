@@ -12,7 +12,8 @@ from gpugrad._tracing import fusion
 from gpugrad._tracing.fusion import bound
 from gpugrad.ops.replay import declared
 
-pytest.importorskip("numba", reason="the gpugrad[jit] extra (numba) compiles the CPU regions")
+needs_numba = pytest.mark.skipif(not fusion.cpu.available(),
+                                 reason="the gpugrad[jit] extra (numba) compiles the CPU regions: pip install 'gpugrad[jit]'")
 
 FUSABLE = sorted(op for op, r in declared().items() if r.expression is not None)
 SPECS = {}
@@ -46,6 +47,7 @@ def test_every_fusable_op_has_a_spec():
     assert set(FUSABLE) <= set(SPECS), sorted(set(FUSABLE) - set(SPECS))
 
 
+@needs_numba
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("op_type", FUSABLE)
 def test_fused_op_within_bound(op_type, dtype):
@@ -67,6 +69,7 @@ def test_fused_op_within_bound(op_type, dtype):
         assert np.all(np.abs(g - e) <= tol), (op_type, np.max(np.abs(g - e) / np.spacing(np.abs(e))))
 
 
+@needs_numba
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("reduce", [gg.sum, gg.mean, gg.max])
 @pytest.mark.parametrize("n", [7, 100_000])
@@ -91,6 +94,7 @@ def test_fused_reduction_within_bound(reduce, dtype, n):
     assert [reg["ops"] for reg in _regions(f)] == [5]
 
 
+@needs_numba
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_nan_and_inf_propagate_as_eager(dtype):
     x = np.array([1.0, np.nan, np.inf, -np.inf, 0.0, -0.0, -1.0, 2.0], dtype)
@@ -111,6 +115,7 @@ def test_nan_and_inf_propagate_as_eager(dtype):
     assert np.allclose(fused[2][finite], eager[2][finite], rtol=16 * np.finfo(dtype).eps)
 
 
+@needs_numba
 def test_regions_stop_at_a_matmul_and_write_only_what_is_read():
     w = gg.Variable(np.eye(3, dtype=np.float32))
 
@@ -128,6 +133,7 @@ def test_regions_stop_at_a_matmul_and_write_only_what_is_read():
     np.testing.assert_allclose(f(x).numpy(), fn(x).numpy(), rtol=1e-6)
 
 
+@needs_numba
 def test_broadcast_operands_and_a_gradient_through_the_fused_replay():
     b = gg.Variable(np.linspace(-1, 1, 5).astype(np.float64))
     col = np.linspace(0.5, 2.0, 4).reshape(4, 1)
@@ -171,6 +177,7 @@ def test_jit_compile_takes_a_bool():
         gg.function(lambda x: x, jit_compile="yes")
 
 
+@needs_numba
 def test_cli_train_jit_reaches_the_unfused_accuracy(capsys):
     import json
 
@@ -262,3 +269,19 @@ def test_stand_in_gpu_nan_and_inf_propagate(stand_in_cache):
         print("ok")
     """, stand_in_cache)
     assert out.strip().endswith("ok")
+
+
+def test_sample_regions_compile_with_nvrtc_for_sm90(tmp_path):
+    """A region of every op that declares an expression, generated for float16, float32 and float64, compiles
+    through NVRTC for sm_90 as CuPy compiles it (the kernel check of kernels/)."""
+    from gpugrad._tools.kernelcheck import nvrtc
+    from gpugrad._tracing.fusion import gpu
+
+    from .conftest import needs_cupy
+    needs_cupy()
+    for dtype in ("float16", "float32", "float64"):
+        name, text = gpu.source(gpu.sample_region(dtype))
+        (tmp_path / f"{name}.cu").write_text(text)
+    code, results, stderr = nvrtc.run_in_subprocess(tmp_path, jobs=1)
+    assert code == 0 and results and all(r["ok"] for r in results), stderr + str([r["error"] for r in results])
+    assert {r["layout"] for r in results} >= {"standalone", "contiguous"}

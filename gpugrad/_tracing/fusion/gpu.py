@@ -94,3 +94,36 @@ def build(region, inputs, outputs):
     backend = region.device.backend
     backend.kernel(name, np.dtype(region.dtype), backend._device_index(outputs[0]))
     return functools.partial(backend.fused, name, *inputs, *outputs)
+
+
+def sample_region(dtype="float32", n=1024):
+    """A region holding every op that declares an expression once, each reading the one before (and the
+    operands ``a0``, ``a1``, ``a2``), every value written: what the kernel check compiles for sm_90 and runs on
+    the host, as a sample of the kernels fusion generates.
+
+    Example:
+        >>> r = sample_region()
+        >>> len(r.outputs) >= len(r.op_types) > 30
+        True
+    """
+    from ...ops.replay import declared
+    from .regions import Region
+
+    dtype = np.dtype(dtype)
+    region = Region(0, (n,), dtype, None)
+    region.inputs = [np.empty(n, dtype) for _ in range(3)]
+    region.indexing = [("full",)] * 3
+    previous = ("in", 0)
+    for op_type, r in declared().items():
+        if r.expression is None:
+            continue
+        names, params, text = r.expression
+        refs = [previous] + [("in", (k % 2) + 1) for k in range(1, len(names))]
+        outs = [np.empty(n, dtype) for _ in expr.outputs(text)]
+        region.program.append((op_type, r.expression, refs, [0.5] * len(params), [id(o) for o in outs], None))
+        for o in outs:
+            region.values[id(o)] = o
+            region.outputs.append(o)
+        region.op_types.append(op_type)
+        previous = ("v", id(outs[0]))
+    return region
