@@ -63,7 +63,7 @@ def _sum8(b, m):
 """
 _NUMBER = re.compile(r"_T\((-?[0-9][^()]*|float\('-?[a-z]+'\))\)")
 _lock = threading.Lock()
-_loaded = {}  # source hash -> compiled function
+_loaded: dict = {}  # source hash -> the module of its compiled functions
 
 
 def available():
