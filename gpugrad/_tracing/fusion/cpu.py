@@ -62,6 +62,7 @@ def _sum8(b, m):
 
 """
 _NUMBER = re.compile(r"_T\((-?[0-9][^()]*|float\('-?[a-z]+'\))\)")
+_U = np.uint64
 _lock = threading.Lock()
 _loaded: dict = {}  # source hash -> the module of its compiled functions
 
@@ -224,9 +225,10 @@ def build(region, inputs, outputs, reductions):
                 for _, kind, _, _ in region.reductions]
     args = tuple(flat) + tuple(partials)
     scratch = [np.zeros_like(a) if a.flags.writeable else a for a in args]
-    kernel(0, 0, 0, *scratch)  # compiled now, on scratch arrays
+    # the bounds as unsigned: numba then knows each index is not negative, checks no wraparound and vectorizes
+    kernel(_U(0), _U(0), 0, *scratch)  # compiled now, on scratch arrays
     if len(pieces) == 1:
-        return functools.partial(kernel, 0, n, 0, *args)
+        return functools.partial(kernel, _U(0), _U(n), 0, *args)
     finish = getattr(module, "finish", None)
     reduced = tuple(a.reshape(-1) for a in reductions) + tuple(partials)
     if finish is not None:
@@ -235,7 +237,8 @@ def build(region, inputs, outputs, reductions):
 
 
 def _split(kernel, finish, pieces, args, reduced, cpu_threads):
-    (lo0, hi0), rest = pieces[0], [(c, lo, hi) for c, (lo, hi) in enumerate(pieces) if c]
+    (lo0, hi0), rest = pieces[0], [(c, _U(lo), _U(hi)) for c, (lo, hi) in enumerate(pieces) if c]
+    lo0, hi0 = _U(lo0), _U(hi0)
 
     def run():
         pool = cpu_threads._pool()
