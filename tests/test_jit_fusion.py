@@ -285,3 +285,30 @@ def test_sample_regions_compile_with_nvrtc_for_sm90(tmp_path):
     code, results, stderr = nvrtc.run_in_subprocess(tmp_path, jobs=1)
     assert code == 0 and results and all(r["ok"] for r in results), stderr + str([r["error"] for r in results])
     assert {r["layout"] for r in results} >= {"standalone", "contiguous"}
+
+
+@needs_numba
+def test_a_region_is_compiled_once_and_cached_on_disk(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUGRAD_CACHE_DIR", str(tmp_path))
+    fn = lambda x: gg.exp(x * 3.0 - 1.0) * 0.5  # noqa: E731
+    x = gg.tensor(np.linspace(0, 1, 9))
+    f = gg.function(fn, jit_compile=True)
+    f(x)
+    modules = list((tmp_path / "fusion").glob("region_*.py"))
+    assert len(modules) == 1
+    assert list((tmp_path / "fusion" / "__pycache__").glob("*.nbi")), "numba's on-disk cache of the region"
+    g = gg.function(fn, jit_compile=True)  # another function, the same region: the same module
+    g(x)
+    assert list((tmp_path / "fusion").glob("region_*.py")) == modules
+    assert "compiled in" in f.diagnostics()[0]
+
+
+@needs_numba
+def test_a_param_given_as_a_tensor_is_read_each_call_not_baked():
+    x = gg.tensor(np.linspace(-2.0, 2.0, 8))
+    fn = lambda x, a: gg.raw_ops.leaky_relu_grad(x * 1.0, x * 2.0, alpha=a) * 3.0  # noqa: E731
+    f = gg.function(fn, jit_compile=True)
+    f(x, gg.tensor(0.3))
+    for alpha in (0.3, 0.5):
+        np.testing.assert_array_equal(f(x, gg.tensor(alpha)).numpy(), fn(x, gg.tensor(alpha)).numpy())
+    assert f.trace_count == 1

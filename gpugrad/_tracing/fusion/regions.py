@@ -124,7 +124,10 @@ def _declaration(step, dialect):
         names, params, text = r.expression
         if len(names) != len(step.inputs) or len(expr.outputs(text)) != len(step.outputs):
             return None
-        if params and (step.attrs is None or any(np.ndim(step.attrs.get(p, np.zeros(1))) != 0 for p in params)):
+        # a param is baked into the kernel: a number only (an array, even 0-d, may hold another value next call)
+        if params and (step.attrs is None or not all(
+                isinstance(step.attrs.get(p), (int, float, np.integer, np.floating))
+                and not isinstance(step.attrs.get(p), bool) for p in params)):
             return None
     elif dialect != "cpu" or r.reduces not in ("sum", "mean", "max") or len(step.inputs) != 1 or \
             step.attrs is None or "axes" not in step.attrs:
