@@ -166,6 +166,16 @@ def run(benchmark, fn, *args, workload, impl, device="cpu", rounds, warmup_round
     return result
 
 
+def with_jit_peer(peers, make):
+    """``peers`` with ``"gpugrad-function-jit"`` (``make()``: the step through ``gg.function(jit_compile=True)``,
+    traced and compiled before the timing) where numba (``gpugrad[jit]``) is installed."""
+    import importlib.util
+    if importlib.util.find_spec("numba") is not None:
+        peers = dict(peers)
+        peers["gpugrad-function-jit"] = make()
+    return peers
+
+
 def run_interleaved(benchmark, peers, *, workload, block, cycles, ops=None):
     """Time ``peers`` (name -> function of no arguments) in alternating blocks of ``block`` calls.
 
@@ -264,9 +274,10 @@ def torch_sgd_step(torch, logits_of, parameters, x, labels, *, device, lr):
     return step
 
 
-def traced(step):
-    """``step`` through ``gg.function``, called twice: traced, then replayed once (neither is timed)."""
-    fn = gg.function(step)
+def traced(step, jit_compile=False):
+    """``step`` through ``gg.function`` (``jit_compile``: fused), called twice: traced, then replayed once (neither
+    is timed)."""
+    fn = gg.function(step, jit_compile=jit_compile)
     fn()
     fn()
     return fn
@@ -291,11 +302,13 @@ def time_step(benchmark, step, sync, *, workload, label, impl, device, rounds, w
 
 
 def interleave_steps(benchmark, make_step, others, *, workload, block, cycles):
-    """gpugrad's step on the CPU eagerly and through ``gg.function`` (``make_step()`` builds one from the
-    start weights) and the ``others`` (peer name -> step) in alternating blocks (see :func:`run_interleaved`)."""
+    """gpugrad's step on the CPU eagerly and through ``gg.function`` (fused too, where numba is installed;
+    ``make_step()`` builds one from the start weights) and the ``others`` (peer name -> step) in alternating
+    blocks (see :func:`run_interleaved`)."""
     fn = traced(make_step())
-    summary = run_interleaved(benchmark, {"gpugrad": make_step(), "gpugrad-function": fn, **others},
-                              workload=workload, block=block, cycles=cycles)
+    peers = with_jit_peer({"gpugrad": make_step(), "gpugrad-function": fn, **others},
+                          lambda: traced(make_step(), jit_compile=True))
+    summary = run_interleaved(benchmark, peers, workload=workload, block=block, cycles=cycles)
     calls = {entry["calls"] for entry in summary.values()}
     assert len(calls) == 1 and calls.pop() > 0, summary
     assert fn.trace_count == 1

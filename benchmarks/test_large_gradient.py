@@ -11,7 +11,7 @@ import pytest
 
 import gpugrad as gg
 
-from .conftest import (array_module, baseline_impl, device_params, run, synchronize, to_host, torch_device,
+from .conftest import (run_interleaved, with_jit_peer, array_module, baseline_impl, device_params, run, synchronize, to_host, torch_device,
                        torch_synchronize)
 
 N = 4 * 1024 * 1024
@@ -99,3 +99,26 @@ def test_w3_torch(benchmark, torch, device):
     g = run(benchmark, work, workload="W3", impl="torch", device=device, rounds=ROUNDS, warmup_rounds=WARMUP,
             label=LABEL)
     check(g.cpu().numpy())
+
+
+@pytest.mark.benchmark(group=GROUP)
+def test_w3_interleaved(benchmark):
+    """W3 by gpugrad (eager, through ``gg.function``, and fused with ``jit_compile=True`` where numba is
+    installed) and by hand in NumPy on the CPU, in alternating blocks of 3 calls: the ratios that spells of
+    load on a shared machine cannot tilt (see ``run_interleaved``)."""
+    x_np = make_x()
+    x = gg.tensor(x_np, device="cpu")
+
+    def traced(jit_compile=False):
+        fn = gg.function(gpugrad_w3, jit_compile=jit_compile)
+        fn(x)
+        fn(x)
+        return lambda: fn(x)
+
+    peers = {"gpugrad": lambda: gpugrad_w3(x), "gpugrad-function": traced(), "numpy": lambda: numpy_w3(x_np)}
+    peers = with_jit_peer(peers, lambda: traced(jit_compile=True))
+    summary = run_interleaved(benchmark, peers, workload="W3", block=3, cycles=15)
+    assert summary["gpugrad"]["calls"] == summary["numpy"]["calls"] > 0
+    for name, fn in peers.items():
+        g = fn()
+        check(g if isinstance(g, np.ndarray) else g.numpy())

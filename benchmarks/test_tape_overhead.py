@@ -8,13 +8,15 @@ same function written by hand in NumPy (forward keeping the tanh outputs,
 backward through them; the same code in CuPy on a GPU), and PyTorch on each
 device it can use when it is installed.
 """
+import functools
+
 import numpy as np
 import pytest
 
 import gpugrad as gg
 
 from .conftest import (array_module, baseline_impl, device_params, run, run_interleaved, synchronize, to_host,
-                       torch_device, torch_synchronize)
+                       torch_device, torch_synchronize, with_jit_peer)
 
 STEPS = 500
 OPS = 2 * STEPS + 1
@@ -39,9 +41,9 @@ def gpugrad_w1(x):
     return tape.gradient(loss, x)
 
 
-def traced_w1(x):
+def traced_w1(x, jit_compile=False):
     """``gpugrad_w1`` through ``gg.function``, called twice on ``x``: traced, then replayed once (untimed)."""
-    fn = gg.function(gpugrad_w1)
+    fn = gg.function(gpugrad_w1, jit_compile=jit_compile)
     fn(x)
     fn(x)
     return fn
@@ -184,6 +186,7 @@ def test_w1_interleaved(benchmark, torch):
     fn = traced_w1(x)
     peers = {"gpugrad": lambda: gpugrad_w1(x), "gpugrad-function": lambda: fn(x), "numpy": lambda: numpy_w1(x_np),
              "torch": lambda: torch_w1(torch, x_torch)}
+    peers = with_jit_peer(peers, lambda: functools.partial(traced_w1(x, jit_compile=True), x))
     summary = run_interleaved(benchmark, peers, workload="W1", block=20, cycles=15, ops=OPS)
     assert summary["gpugrad"]["calls"] == summary["gpugrad-function"]["calls"] == summary["torch"]["calls"] > 0
     for name in ("gpugrad", "gpugrad-function"):

@@ -139,10 +139,14 @@ def cmd_train(args):
 
     from .training import train
 
+    if args.jit and (args.eager or args.model == "gpt"):
+        args.parser.error("--jit fuses the traced step of the mlp and cnn models: not with --eager or --model gpt")
     history = bool(args.json or args.plot)
     extra = dict(history=True) if history else {}
     if args.profile:
         extra["profile"] = True
+    if args.jit:
+        extra["jit"] = True
     result = train(args.model, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
                    optimizer=args.optimizer, device=args.device, seed=args.seed, save=args.save,
                    progress=not (args.no_progress or args.quiet), eager=args.eager,
@@ -519,6 +523,9 @@ def _add_train(sub):
                             "nothing else there; progress still goes to stderr unless --quiet or --no-progress")
     train.add_argument("--eager", action="store_true",
                        help="run each step op by op instead of through gg.function (traced once, replayed)")
+    train.add_argument("--jit", action="store_true",
+                       help="fuse each step's elementwise runs into generated kernels (gg.function(jit_compile=True); "
+                            "numba on the CPU: pip install 'gpugrad[jit]')")
     train.add_argument("--precision", choices=tuple(PRECISIONS), default="float32",
                        help="float32 (default); mixed16: matmuls and convolutions in float16 with float32 weights and "
                             "dynamic loss scaling (the scale's skips and growths in the final line and --json); "

@@ -186,11 +186,13 @@ def evaluate(model, images, labels, batch_size=512):
 
 
 def train(model="mlp", epochs=None, batch_size=None, lr=None, optimizer=None, device=None, seed=0,
-          save=None, progress=True, out=None, eager=False, precision="float32", history=False, profile=False):
+          save=None, progress=True, out=None, eager=False, precision="float32", history=False, profile=False,
+          jit=False):
     """Train ``model`` on the digits' training split; returns a :class:`TrainResult`.
 
     Each training step runs through :func:`gpugrad.function` (traced once per batch shape, then
-    replayed; the same bits as eager execution on the CPU), or op by op with ``eager=True``.
+    replayed; the same bits as eager execution on the CPU), or op by op with ``eager=True``; ``jit=True``:
+    through ``gg.function(jit_compile=True)``, its elementwise runs fused (within that bound of eager).
 
     Unset arguments take the model's defaults (:data:`DEFAULTS`); ``device``
     defaults to gpugrad's default device (the first GPU, else the CPU). The run
@@ -217,10 +219,14 @@ def train(model="mlp", epochs=None, batch_size=None, lr=None, optimizer=None, de
     second (the first after the warm-up epoch, whose first steps trace ``gg.function``'s step and compile
     kernels), or the first when there is one; ``result.profile_epoch`` says which.
     """
+    if jit and eager:
+        raise ValueError("jit and eager exclude each other: jit fuses the traced step")
     if model == "gpt":
         if history or profile:
             raise ValueError("--model gpt reports no per-epoch history and is not profiled by gpugrad train; "
                              "use gg.profile() around gpugrad.gpt.train_gpt")
+        if jit:
+            raise ValueError("--jit trains the mlp and cnn models")
         if precision != "float32":
             raise ValueError(f"--model gpt trains in float32 only, not precision {precision!r}")
         if optimizer not in (None, "adamw"):
@@ -269,7 +275,7 @@ def train(model="mlp", epochs=None, batch_size=None, lr=None, optimizer=None, de
             return opt.minimize(lambda: softmax_cross_entropy(logits(xb), yb), variables)
         return opt.minimize(lambda: softmax_cross_entropy(logits(xb), yb) * share, variables)
 
-    step = train_step if eager else function(train_step)
+    step = train_step if eager else function(train_step, jit_compile=jit)
     profile_epoch = (1 if settings["epochs"] > 1 else 0) if profile else None
     prof, epochs_seen, evaluating = None, [], 0.0
     for epoch in range(settings["epochs"]):

@@ -167,13 +167,18 @@ def _xp_of(a):
     return cupy
 
 
-def compile_plan(capture, result):
-    """The :class:`Plan` of finished ``capture`` whose function returned ``result``."""
+def compile_plan(capture, result, jit_compile=False):
+    """The :class:`Plan` of finished ``capture`` whose function returned ``result``; ``jit_compile``: its
+    elementwise regions fused first (:mod:`.fusion`)."""
     structure = result if isinstance(result, (list, tuple, dict)) else None
     leaves = nest.flatten(result) if structure is not None else [result]
     outputs = [capture.output(leaf) for leaf in leaves]
     returned = {id(how[1]) for how in outputs if how[0] == "buffer"}
     steps = capture.steps
+    fused = None
+    if jit_compile:  # the fusion hook: regions become FusedSteps, which the rest treats as kernel steps
+        from . import fusion
+        steps, fused = fusion.fuse(capture, steps, returned)
     moved, last_read = _share_buffers(capture, steps, returned)
     for i, s in enumerate(steps):
         if isinstance(s, CallStep) and s.fn is declare.undeclared(Optimizer._apply_pairs):
@@ -209,6 +214,9 @@ def compile_plan(capture, result):
              "calls": sorted({s.op_type for s in steps if isinstance(s, CallStep)}),
              "buffers": len(capture.buffers), "buffers_shared": len(moved),
              "graph": "on the CPU: prebound calls, no CUDA graph"}
+    if fused is not None:
+        fused["compile_seconds"] = fusion.compile_seconds(steps)
+        stats["fusion"] = fused
     gpu = None
     checks = []  # functions of no arguments: whether what the steps are bound to still holds
     devices = {s.device for s in steps if isinstance(s, KernelStep)} | {d for _, d in capture.inputs}

@@ -173,7 +173,7 @@ def relu(x: TensorLike) -> Tensor:
     return emit("Relu", relu_array(x._device, x._data), x._device, (x,))
 
 
-@replay.replays("Relu", graph_safe=replay.float_graph_safe)
+@replay.replays("Relu", graph_safe=replay.float_graph_safe, expression=(("x",), (), "maximum(x, 0)"))
 def _relu_replay(inputs, attrs, outputs, device):
     # relu_array's calls for float arrays, prebound
     if len(outputs) != 1 or not replay.floats_of_one_dtype(inputs, outputs):

@@ -262,7 +262,8 @@ def declare(module_globals: dict[str, Any], **fields: Any) -> Callable[..., Any]
         raise ValueError(f"hot gradient {h.name!r}: reuses_dy needs a one-output formula with out= (a cost class)")
     RegisterGradient(h.op_type, reads_outputs=h.grad_reads_outputs)(h.grad)
     # the fused kernel given its outputs (arrays of one dtype) writes into them and allocates nothing
-    replay.declare(h.op_type, functools.partial(_replay_kernel, h), graph_safe=replay.float_graph_safe)
+    replay.declare(h.op_type, functools.partial(_replay_kernel, h), graph_safe=replay.float_graph_safe,
+                   expression=None if h.unfused_chain is not None else (h.inputs, h.params, h.math))
     fn = _capture.declared(_public_function(h, module_globals))  # an op for gg.function's capture
     object.__setattr__(h, "function", fn)  # frozen for users; set once here
     HOT_GRADIENTS[h.name] = h

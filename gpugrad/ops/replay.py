@@ -20,7 +20,13 @@ A declaration holds:
 - ``fills_attrs``: the attributes (arrays the forward makes and saves for its gradient, as
   MaxPool2D's ``argmax``) that the kernel computes too; such an op replays only so;
 - ``fills_inputs``: the inputs the kernel computes too (made by the op the forward emits just before,
-  which the kernel then replaces: SoftmaxCrossEntropy's probabilities).
+  which the kernel then replaces: SoftmaxCrossEntropy's probabilities);
+- ``expression``: for an elementwise op, ``(names, params, text)``: Python ``text`` (a tuple for several
+  outputs) of its inputs ``names`` and its attributes ``params``, over ``+ - * /``, comparisons, ``& |``,
+  ``where`` and the ufuncs' names (``ufunc`` declares ``"tanh(x)"``; a hot gradient its ``math``), which
+  ``gg.function(jit_compile=True)`` fuses (:mod:`gpugrad._tracing.fusion`); None: not fused;
+- ``reduces``: ``"sum"``, ``"mean"`` or ``"max"`` for a reduction over ``attrs["axes"]`` that ends a fused
+  region.
 
 Example:
     >>> import numpy as np
@@ -54,12 +60,15 @@ class Replay:
     graph_safe: Optional[Callable[[list, Any, list], bool]] = None
     fills_attrs: tuple = ()
     fills_inputs: tuple = ()
+    expression: Optional[tuple] = None
+    reduces: Optional[str] = None
 
 
 _DECLARED: dict[str, Replay] = {}  # op type -> its Replay, as the op modules declared it
 
 
-def declare(op_type: str, build: Builder, *, graph_safe=None, fills_attrs=(), fills_inputs=()) -> Replay:
+def declare(op_type: str, build: Builder, *, graph_safe=None, fills_attrs=(), fills_inputs=(),
+            expression=None, reduces=None) -> Replay:
     """Declare how op type ``op_type`` replays (the fields of :class:`Replay`); once per op type.
 
     Example:
@@ -73,7 +82,8 @@ def declare(op_type: str, build: Builder, *, graph_safe=None, fills_attrs=(), fi
     """
     if op_type in _DECLARED:
         raise ValueError(f"op type {op_type!r}: its replay is declared twice")
-    r = _DECLARED[op_type] = Replay(op_type, build, graph_safe, tuple(fills_attrs), tuple(fills_inputs))
+    r = _DECLARED[op_type] = Replay(op_type, build, graph_safe, tuple(fills_attrs), tuple(fills_inputs),
+                                    expression, reduces)
     return r
 
 
@@ -182,7 +192,17 @@ def ufunc(op_type: str, name: str, cost: Optional[int] = None) -> Replay:
         if len(inputs) == 1 and device is CPU and cost is not None and inputs[0].size >= cost:
             return functools.partial(cpu_fast.run, f, (inputs[0],), cost, out)
         return functools.partial(f, *inputs, out=out)
-    return declare(op_type, build, graph_safe=float_graph_safe)
+    names = UFUNC_OPERANDS[:_arity(name)]
+    return declare(op_type, build, graph_safe=float_graph_safe,
+                   expression=(names, (), f"{name}({', '.join(names)})"))
+
+
+UFUNC_OPERANDS = ("x", "y")
+
+
+def _arity(name):
+    """How many operands ufunc ``name`` takes."""
+    return getattr(np, name).nin
 
 
 def reduction(op_type: str, name: str, *, nonempty: bool = False,
@@ -226,7 +246,7 @@ def reduction(op_type: str, name: str, *, nonempty: bool = False,
             reduce(x, axis=axes, keepdims=keepdims, out=out)
             np.true_divide(out, n, out=out)
         return reduce_and_divide
-    return declare(op_type, build)
+    return declare(op_type, build, reduces="mean" if count is not None else {"add": "sum", "maximum": "max"}.get(name))
 
 
 def elementwise(op_type: str, compute: Callable[..., Any], attrs: tuple = ()) -> Replay:

@@ -1,0 +1,118 @@
+"""``gg.function(jit_compile=True)``: a trace's elementwise chains and their reductions fused into generated kernels.
+
+:func:`fuse` replaces each region a trace's steps hold (:mod:`.regions`) by one :class:`FusedStep`: on
+the CPU a numba loop (:mod:`.cpu`, the ``gpugrad[jit]`` extra), on a GPU one generated
+``ElementwiseKernel`` (:mod:`.gpu`). The plan then shares buffers and builds its CUDA graph segments over
+the fused steps as over any kernel step. What a fused region computes is held to :mod:`.bound`.
+
+Example:
+    >>> import numpy as np, gpugrad as gg
+    >>> from gpugrad._tracing.capture import Capture
+    >>> capture = Capture()
+    >>> x = capture.input(gg.tensor(np.ones(4, np.float32)))
+    >>> with capture:
+    ...     y = gg.square(x * 2.0) + 1.0
+    >>> [r.op_types for r in regions.find(capture, capture.steps, {id(y._data)}, "cpu")]
+    [['Mul', 'Square', 'Add']]
+    >>> if available():  # numba installed: the three steps are one
+    ...     steps, report = fuse(capture, capture.steps, {id(y._data)})
+    ...     assert [s.op_type for s in steps] == ["FusedRegion"] and report["regions"][0]["ops"] == 3
+"""
+import time
+import warnings
+
+import numpy as np
+
+from ...backend import CPU
+from ...ops import replay
+from ..capture import KernelStep
+from . import cpu, gpu, regions
+
+__all__ = ["fuse", "FusedStep", "available"]
+
+_warned: list = []  # one warning per process: numba is not installed
+
+
+def available(device=CPU):
+    """Whether regions on ``device`` can be compiled: numba on the CPU (the ``gpugrad[jit]`` extra); CuPy's
+    ``ElementwiseKernel`` on a GPU.
+
+    Example:
+        >>> isinstance(available(), bool)
+        True
+    """
+    return cpu.available() if device is CPU else True
+
+
+class FusedStep(KernelStep):
+    """A fused region as one kernel step: ``inputs`` (what it reads), ``outputs`` (the values it writes: later
+    steps read them, the function returns them, or its reductions' results)."""
+
+    __slots__ = ("region", "compile_seconds")
+
+    def __init__(self, region):
+        outputs = list(region.outputs) + [a for a, _, _, _ in region.reductions]
+        super().__init__("FusedRegion", list(region.inputs), None, outputs, region.device)
+        self.region = region
+        self.compile_seconds = 0.0
+
+    def build(self, moved=None):
+        moved = moved or {}
+        inputs = [moved.get(id(a), a) for a in self.inputs]
+        outs = [moved.get(id(a), a) for a in self.region.outputs]
+        reduced = [moved.get(id(a), a) for a, _, _, _ in self.region.reductions]
+        start = time.perf_counter()
+        if self.device is CPU:
+            fn = cpu.build(self.region, inputs, outs, reduced)
+        else:
+            fn = gpu.build(self.region, inputs, outs)
+        self.compile_seconds = time.perf_counter() - start
+        return fn
+
+
+# a fused region, like a ufunc with out=, writes into its outputs and allocates nothing: a CUDA graph may hold it
+replay.declare("FusedRegion", lambda inputs, attrs, outputs, device: None, graph_safe=replay.float_graph_safe)
+
+
+def fuse(capture, steps, returned):
+    """``(steps, report)``: ``steps`` with each region replaced by a :class:`FusedStep`; ``report``: the regions
+    found (``ops``, ``op_types``, ``bytes_in``, ``bytes_out``, ``elements``) for :meth:`Function.diagnostics`.
+    Without numba, CPU steps stay as they are (one warning)."""
+    devices = {s.device for s in steps if isinstance(s, KernelStep)}
+    if len(devices) != 1:
+        return steps, {"regions": [], "note": "no fusion: the plan spans several devices" if devices else ""}
+    device = next(iter(devices))
+    if not available(device):
+        if not _warned:
+            _warned.append(True)
+            warnings.warn("gg.function(jit_compile=True) replays unfused on the CPU: numba is not installed "
+                          "(pip install 'gpugrad[jit]')", RuntimeWarning, stacklevel=5)
+        return steps, {"regions": [], "note": "unfused: numba is not installed"}
+    found = regions.find(capture, steps, returned, "cpu" if device is CPU else "gpu")
+    if device is not CPU:  # a kernel's launch shape is its operands' broadcast shape
+        found = [r for r in found if r.inputs and np.broadcast_shapes(*[a.shape for a in r.inputs]) == r.shape]
+    by_first = {r.first: r for r in found}
+    fused, skip, report = [], set(), []
+    for i, s in enumerate(steps):
+        if i in skip:
+            continue
+        r = by_first.get(i)
+        if r is None:
+            fused.append(s)
+            continue
+        skip.update(r.steps)
+        fused.append(FusedStep(r))
+        report.append({"ops": len(r.op_types), "op_types": list(r.op_types), "elements": r.size,
+                       "bytes_in": sum(a.nbytes for a in r.inputs),
+                       "bytes_out": sum(a.nbytes for a in r.outputs) + sum(a.nbytes for a, _, _, _ in r.reductions)})
+    return fused, {"regions": report}
+
+
+def compile_seconds(steps):
+    """The seconds the fused steps of ``steps`` took to compile (once built).
+
+    Example:
+        >>> compile_seconds([])
+        0.0
+    """
+    return float(sum(s.compile_seconds for s in steps if isinstance(s, FusedStep)))

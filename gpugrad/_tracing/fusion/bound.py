@@ -1,0 +1,63 @@
+"""The bound a fused region holds against eager execution (``gg.function(jit_compile=True)``).
+
+Per element of each result, in float32 and float64, given the same operands:
+
+- ``+ - * /``, ``sqrt``, comparisons, ``where``, ``maximum``/``minimum``, ``abs`` and negation give eager's
+  bits (IEEE rounding, nothing contracted into an FMA or reordered);
+- a transcendental call (``exp``, ``log``, ``tanh``, ``sin``, ...; libm's on the CPU, CUDA's on a GPU, where
+  eager runs NumPy's or CuPy's loops) is within :data:`TRANSCENDENTAL_ULPS` ulp of eager's result;
+- a hot gradient's ``math`` may order its arithmetic unlike its eager formula: one ulp per operation of it;
+- a sum or mean over ``n`` terms is within ``(log2(n) + 2) * eps * sum(|terms|)`` of NumPy's pairwise sum
+  (the fused sum adds in float64, so the difference is NumPy's own rounding); a max gives eager's bits;
+- NaN and infinities propagate as in eager (a NaN term makes a sum, mean and max NaN).
+
+A chain passes each op's difference on as the math does (its condition number): :func:`ulps` gives one op's
+allowance, and ``tests/test_jit_fusion.py`` holds every fusable op to it in a chain of three or more.
+
+Example:
+    >>> ulps("Add"), ulps("Tanh"), ulps("TanhGrad")
+    (0, 4, 3)
+"""
+import numpy as np
+
+from ...ops.replay import lookup
+from . import expr
+
+__all__ = ["TRANSCENDENTAL_ULPS", "ulps", "sum_tolerance"]
+
+TRANSCENDENTAL_ULPS = 4  # libm and NumPy's SIMD loops: each within 1-4 ulp of the true value
+
+
+def _operations(text):
+    import ast
+    nodes = ast.walk(ast.parse(text, mode="eval"))
+    return sum(isinstance(n, (ast.BinOp, ast.UnaryOp)) for n in nodes)
+
+
+def ulps(op_type):
+    """The ulps of its result that op ``op_type`` fused may differ from eager by (operands equal).
+
+    Example:
+        >>> ulps("LogGrad")
+        1
+    """
+    r = lookup(op_type)
+    names, _, text = r.expression
+    called = expr.calls(text)
+    transcendental = len(called - expr.ARITHMETIC)
+    if text.startswith(tuple(sorted(called))) and text.count("(") == 1:  # one ufunc call: the op itself
+        return TRANSCENDENTAL_ULPS * transcendental
+    return TRANSCENDENTAL_ULPS * transcendental + _operations(text)
+
+
+def sum_tolerance(terms):
+    """How far a fused sum of float array ``terms`` may be from ``np.sum(terms)``.
+
+    Example:
+        >>> float(sum_tolerance(np.ones(1024, np.float32))) == (10 + 2) * 2.0 ** -23 * 1024
+        True
+    """
+    terms = np.asarray(terms)
+    eps = np.finfo(terms.dtype).eps
+    n = max(terms.size, 2)
+    return (np.log2(n) + 2) * eps * np.sum(np.abs(terms.astype(np.float64)))

@@ -1,0 +1,253 @@
+"""A CPU region compiled by numba: one loop over the region's elements, its values in registers.
+
+:func:`source` writes the region (:class:`.regions.Region`) as a Python module holding one
+``@numba.njit`` function: a loop over a range of the flat index (one per thread of gpugrad's CPU pool,
+as the CPU fast paths split their work, when the region is large: :data:`PARALLEL` elements or more;
+numba's own threading layer is not used, whose OpenMP threads spin after each loop), that reads each operand once per
+element, computes every op's declared expression in the region's dtype (numbers as that dtype, so
+float32 stays float32; no fast-math, so nothing is contracted or reordered), writes the outputs and
+adds up the reductions (sums in float64, each chunk's partial combined in chunk order, so a plan's
+result does not depend on thread timing). :func:`build` compiles it once per source: the module
+is written to the cache folder (``$GPUGRAD_CACHE_DIR`` or ``~/.cache/gpugrad``) under its hash and
+numba caches its machine code there too (``cache=True``), so a later process loads it.
+
+Example:
+    >>> import numpy as np, gpugrad as gg
+    >>> from gpugrad._tracing.capture import Capture
+    >>> from gpugrad._tracing.fusion import regions
+    >>> capture = Capture()
+    >>> x = capture.input(gg.tensor(np.ones(4, np.float32)))
+    >>> with capture:
+    ...     y = gg.square(x * 2.0)
+    >>> (region,) = regions.find(capture, capture.steps, {id(y._data)}, "cpu")
+    >>> [line.strip() for line in source(region, 1).splitlines() if line.strip().startswith("v")]
+    ['v0 = (x0 * _K0)', 'v1 = (v0 * v0)']
+"""
+import functools
+import hashlib
+import importlib.util
+import os
+import re
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from . import expr, regions
+
+__all__ = ["available", "source", "build", "PARALLEL"]
+
+PARALLEL = 1 << 16  # elements from which a region's loop is split across gpugrad's CPU threads
+BLOCK = 2048  # elements whose reduction terms a chunk keeps before adding them up
+_SUM8 = """@numba.njit(cache=True, error_model='numpy', nogil=True)
+def _sum8(b, m):
+    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = np.float64(0)
+    k = 0
+    while k + 8 <= m:
+        s0 += b[k]
+        s1 += b[k + 1]
+        s2 += b[k + 2]
+        s3 += b[k + 3]
+        s4 += b[k + 4]
+        s5 += b[k + 5]
+        s6 += b[k + 6]
+        s7 += b[k + 7]
+        k += 8
+    t = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+    while k < m:
+        t += b[k]
+        k += 1
+    return t
+
+"""
+_NUMBER = re.compile(r"_T\((-?[0-9][^()]*|float\('-?[a-z]+'\))\)")
+_U = np.uint64
+_lock = threading.Lock()
+_loaded: dict = {}  # source hash -> the module of its compiled functions
+
+
+def available():
+    """Whether numba imports (the ``gpugrad[jit]`` extra).
+
+    Example:
+        >>> isinstance(available(), bool)
+        True
+    """
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _read(k, how):
+    if how[0] == "full":
+        return f"a{k}[i]"
+    if how[0] == "mod":
+        return f"a{k}[i % {how[1]}]"
+    return f"a{k}[i // {how[1]}]"
+
+
+def source(region, chunks):
+    """The Python source of ``region``'s numba function ``kernel(lo, hi, c, a0.., o0.., r0.., p0..)``: elements
+    ``lo`` to ``hi`` as chunk ``c`` of ``chunks`` (``p<j>``: reduction j's partial per chunk, float64 for a sum);
+    with one chunk it writes the reductions' results too, else ``finish(r0.., p0..)`` does."""
+    dtype = np.dtype(region.dtype).name
+    names = {}  # value id -> local name
+    scalars = [k for k, how in enumerate(region.indexing) if how[0] == "one"]
+    out_index = {id(a): j for j, a in enumerate(region.outputs)}
+    reduced = [f"r{j}" for j in range(len(region.reductions))] + [f"p{j}" for j in range(len(region.reductions))]
+    args = [f"a{k}" for k in range(len(region.inputs))] + [f"o{j}" for j in range(len(region.outputs))] + reduced
+    jit = "@numba.njit(cache=True, error_model='numpy', nogil=True)"
+    lines = ["import numpy as np", "import numba", "", f"_T = np.{dtype}", "", _SUM8, jit,
+             f"def kernel(lo, hi, c, {', '.join(args)}):"]
+    lines += [f"    s{k} = a{k}[0]" for k in scalars]
+    for j, (_, kind, _, _) in enumerate(region.reductions):
+        lines.append(f"    acc{j} = {'np.float64(0)' if kind != 'max' else '_T(-np.inf)'}")
+        if kind != "max":
+            lines.append(f"    buf{j} = np.empty({BLOCK}, np.float64)")
+    lines.append(f"    for b0 in range(lo, hi, {BLOCK}):")
+    lines.append(f"        b1 = min(b0 + {BLOCK}, hi)")
+    lines.append("        for i in range(b0, b1):")
+    body = []
+    loaded = {}
+    v = 0
+
+    def ref(r):
+        if r[0] == "v":
+            return names[r[1]]
+        if r[0] == "const":
+            return expr._number(r[1], "numba")
+        k = r[1]
+        if region.indexing[k][0] == "one":
+            return f"s{k}"
+        if k not in loaded:
+            loaded[k] = f"x{k}"
+            body.append(f"x{k} = {_read(k, region.indexing[k])}")
+        return loaded[k]
+
+    for op_type, declared, refs, values, out_ids, reduces in region.program:
+        if reduces is not None:
+            j = next(j for j, red in enumerate(region.reductions) if id(red[0]) == out_ids[0])
+            x = ref(refs[0])
+            if reduces == "max":  # NaN wins, as np.maximum.reduce
+                body.append(f"if ({x} > acc{j} or {x} != {x}) and acc{j} == acc{j}:")
+                body.append(f"    acc{j} = {x}")
+            else:  # a block's terms, then their sum in 8 lanes: the loop carries no sum from one element to the next
+                body.append(f"buf{j}[i - b0] = {x}")
+            continue
+        in_names, params, text = declared
+        env = {name: ref(r) for name, r in zip(in_names, refs)}
+        env.update({p: expr._number(value, "numba") for p, value in zip(params, values)})
+        for node, oid in zip(expr.outputs(text), out_ids):
+            name = names[oid] = f"v{v}"
+            v += 1
+            body.append(f"{name} = {expr.emit(text, env, 'numba', node)}")
+            if oid in out_index:
+                body.append(f"o{out_index[oid]}[i] = {name}")
+    constants = {}  # a number as the dtype, once, as a module global (numba types a global once, a call per use)
+
+    def constant(m):
+        return constants.setdefault(m.group(0), f"_K{len(constants)}")
+    body = [_NUMBER.sub(constant, b) for b in body]
+    lines[5:5] = [f"{k} = {text}" for text, k in constants.items()]
+    lines += ["            " + b for b in body]
+    for j, (_, kind, _, _) in enumerate(region.reductions):
+        if kind != "max":
+            lines.append(f"        acc{j} += _sum8(buf{j}, b1 - b0)")
+    for j, (_, kind, _, _) in enumerate(region.reductions):
+        lines.append(f"    p{j}[c] = acc{j}")
+    finish = []
+    for j, (_, kind, _, count) in enumerate(region.reductions):
+        if kind == "max":
+            finish += [f"m{j} = p{j}[0]", f"for c in range(1, {chunks}):", f"    p = p{j}[c]",
+                       f"    if (p > m{j} or p != p) and m{j} == m{j}:", f"        m{j} = p", f"r{j}[0] = _T(m{j})"]
+        else:
+            finish += [f"t{j} = np.float64(0)", f"for c in range({chunks}):", f"    t{j} += p{j}[c]"]
+            finish.append(f"r{j}[0] = _T(t{j}) / _T({count})" if kind == "mean" else f"r{j}[0] = _T(t{j})")
+    if chunks == 1:
+        lines += ["    " + f for f in finish]
+    elif finish:
+        lines += ["", "", jit, f"def finish({', '.join(reduced)}):"] + ["    " + f for f in finish]
+    return "\n".join(lines) + "\n"
+
+
+def cache_dir():
+    """Where generated modules and numba's cache of them live.
+
+    Example:
+        >>> cache_dir().name
+        'fusion'
+    """
+    root = os.environ.get("GPUGRAD_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "gpugrad")
+    return Path(root) / "fusion"
+
+
+def compile_source(text):
+    """The module of numba functions of source ``text`` (written once under its hash; numba compiles on the first
+    call, or loads its cached machine code)."""
+    key = hashlib.sha1(text.encode()).hexdigest()[:20]
+    with _lock:
+        fn = _loaded.get(key)
+        if fn is not None:
+            return fn
+        folder = cache_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"region_{key}.py"
+        if not path.exists() or path.read_text() != text:
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(text)
+            os.replace(tmp, path)
+        name = f"gpugrad_fusion_region_{key}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        fn = _loaded[key] = module
+        return fn
+
+
+def build(region, inputs, outputs, reductions):
+    """A function of no arguments that runs ``region`` on arrays ``inputs`` into ``outputs`` and ``reductions``
+    (the region's arrays after buffer sharing), split across gpugrad's CPU threads
+    (:func:`gpugrad.get_num_threads`) from :data:`PARALLEL` elements; compiles it now (at trace time)."""
+    from ...backend import cpu_threads
+    n = region.size
+    threads = cpu_threads.get_num_threads()
+    cuts = cpu_threads._bounds(n, threads) if n >= PARALLEL and threads > 1 else [0, n]
+    pieces = list(zip(cuts, cuts[1:]))
+    module = compile_source(source(region, len(pieces)))
+    kernel = module.kernel
+    flat = [regions.compact(a).reshape(-1) for a in inputs] + [a.reshape(-1) for a in outputs] + \
+        [a.reshape(-1) for a in reductions]
+    partials = [np.zeros(len(pieces), region.dtype if kind == "max" else np.float64)
+                for _, kind, _, _ in region.reductions]
+    args = tuple(flat) + tuple(partials)
+    scratch = [np.zeros_like(a) if a.flags.writeable else a for a in args]
+    # the bounds as unsigned: numba then knows each index is not negative, checks no wraparound and vectorizes
+    kernel(_U(0), _U(0), 0, *scratch)  # compiled now, on scratch arrays
+    if len(pieces) == 1:
+        return functools.partial(kernel, _U(0), _U(n), 0, *args)
+    finish = getattr(module, "finish", None)
+    reduced = tuple(a.reshape(-1) for a in reductions) + tuple(partials)
+    if finish is not None:
+        finish(*[np.zeros_like(a) for a in reduced])
+    return _split(kernel, finish, pieces, args, reduced, cpu_threads)
+
+
+def _split(kernel, finish, pieces, args, reduced, cpu_threads):
+    (lo0, hi0), rest = pieces[0], [(c, _U(lo), _U(hi)) for c, (lo, hi) in enumerate(pieces) if c]
+    lo0, hi0 = _U(lo0), _U(hi0)
+
+    def run():
+        pool = cpu_threads._pool()
+        futures = [pool.submit(kernel, lo, hi, c, *args) for c, lo, hi in rest]
+        try:
+            kernel(lo0, hi0, 0, *args)
+        finally:
+            for f in futures:
+                f.result()
+        if finish is not None:
+            finish(*reduced)
+    return run

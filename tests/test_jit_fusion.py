@@ -1,0 +1,314 @@
+"""gg.function(jit_compile=True): every op that declares an elementwise expression, fused in a chain of three or
+more, within the bound of :mod:`gpugrad._tracing.fusion.bound` of eager (float32 and float64); reductions;
+NaN and infinities; the regions it finds and where it stops; the replay without numba."""
+import warnings
+
+import numpy as np
+import pytest
+
+import gpugrad as gg
+from gpugrad._tools.op_specs import ALL_SPECS
+from gpugrad._tracing import fusion
+from gpugrad._tracing.fusion import bound
+from gpugrad.ops.replay import declared
+
+needs_numba = pytest.mark.skipif(not fusion.cpu.available(),
+                                 reason="the gpugrad[jit] extra (numba) compiles the CPU regions: pip install 'gpugrad[jit]'")
+
+FUSABLE = sorted(op for op, r in declared().items() if r.expression is not None)
+SPECS = {}
+for _spec in sorted(ALL_SPECS, key=lambda spec: bool(spec.label)):
+    SPECS.setdefault(_spec.op_type, _spec)  # each op type's plain call: its first spec without a label
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("GPUGRAD_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "gpugrad-cache"))
+
+
+def _chain(fn):
+    """fn with each input scaled by 1 before (one exact Mul each) and its results by 1, twice, after: a chain of
+    three ops or more around the op, whose Muls give eager's bits."""
+    def chained(*xs):
+        if len({x.shape for x in xs}) == 1:  # operands of one shape: in the op's region too
+            xs = [x * 1.0 for x in xs]
+        out = fn(*xs)
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        return tuple(o * 1.0 * 1.0 for o in outs)
+    return chained
+
+
+def _regions(f):
+    (trace,) = f._traces.values()
+    return trace.plan.stats["fusion"]["regions"]
+
+
+def test_every_fusable_op_has_a_spec():
+    assert set(FUSABLE) <= set(SPECS), sorted(set(FUSABLE) - set(SPECS))
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("op_type", FUSABLE)
+def test_fused_op_within_bound(op_type, dtype):
+    spec = SPECS[op_type]
+    arrays = [a.astype(dtype) for a in spec.inputs(seed=3, dtype=np.float64)]
+    tensors = [gg.tensor(a) for a in arrays]
+    chained = _chain(spec.fn)
+    eager = [o.numpy() for o in chained(*tensors)]
+    f = gg.function(chained, jit_compile=True)
+    f(*tensors)
+    fused = [o.numpy() for o in f(*tensors)]
+    found = _regions(f)
+    assert any(op_type in r["op_types"] and r["ops"] >= 3 for r in found), found
+    allowed = bound.ulps(op_type)
+    for e, g in zip(eager, fused):
+        assert g.dtype == e.dtype == dtype
+        assert np.array_equal(np.isnan(g), np.isnan(e))
+        tol = allowed * np.spacing(np.abs(e).astype(dtype))
+        assert np.all(np.abs(g - e) <= tol), (op_type, np.max(np.abs(g - e) / np.spacing(np.abs(e))))
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("reduce", [gg.sum, gg.mean, gg.max])
+@pytest.mark.parametrize("n", [7, 100_000])
+def test_fused_reduction_within_bound(reduce, dtype, n):
+    x = np.random.default_rng(1).uniform(-2.0, 2.0, (n // 7 + 1, 7)).astype(dtype)
+
+    def fn(x):
+        y = gg.square(x * 0.5) - x
+        return reduce(y), y * 3.0
+    f = gg.function(fn, jit_compile=True)
+    f(gg.tensor(x))
+    r, y = f(gg.tensor(x))
+    r_eager, y_eager = fn(gg.tensor(x))
+    assert np.array_equal(y.numpy(), y_eager.numpy())  # arithmetic: eager's bits
+    terms = (np.square(x * dtype(0.5)) - x)
+    if reduce in (gg.sum,):
+        assert abs(r.numpy() - r_eager.numpy()) <= bound.sum_tolerance(terms)
+    elif reduce is gg.max:
+        assert r.numpy() == r_eager.numpy()
+    else:
+        assert abs(r.numpy() - r_eager.numpy()) <= bound.sum_tolerance(terms) / terms.size + np.spacing(r_eager.numpy())
+    assert [reg["ops"] for reg in _regions(f)] == [5]
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_nan_and_inf_propagate_as_eager(dtype):
+    x = np.array([1.0, np.nan, np.inf, -np.inf, 0.0, -0.0, -1.0, 2.0], dtype)
+
+    def fn(x):
+        y = gg.exp(gg.log(gg.abs(x)) * 0.5) / x
+        return gg.sum(y), gg.max(y), y, gg.tanh(y) + 1.0
+    f = gg.function(fn, jit_compile=True)
+    with np.errstate(all="ignore"):
+        f(gg.tensor(x))
+        fused = [t.numpy() for t in f(gg.tensor(x))]
+        eager = [t.numpy() for t in fn(gg.tensor(x))]
+    for g, e in zip(fused, eager):
+        assert np.array_equal(np.isnan(g), np.isnan(e))
+        assert np.array_equal(np.isinf(g) & (g > 0), np.isinf(e) & (e > 0))
+        assert np.array_equal(np.isinf(g) & (g < 0), np.isinf(e) & (e < 0))
+    finite = np.isfinite(eager[2])
+    assert np.allclose(fused[2][finite], eager[2][finite], rtol=16 * np.finfo(dtype).eps)
+
+
+@needs_numba
+def test_regions_stop_at_a_matmul_and_write_only_what_is_read():
+    w = gg.Variable(np.eye(3, dtype=np.float32))
+
+    def fn(x):
+        a = gg.tanh(x * 2.0) + 1.0  # region 1: a is read by the matmul
+        b = gg.matmul(a, w)
+        return gg.exp(b) * 3.0 - b  # region 2
+    f = gg.function(fn, jit_compile=True)
+    x = gg.tensor(np.random.default_rng(0).normal(size=(4, 3)).astype(np.float32))
+    f(x)
+    found = _regions(f)
+    assert [r["op_types"] for r in found] == [["Mul", "Tanh", "Add"], ["Exp", "Mul", "Sub"]]
+    assert found[0]["bytes_out"] == 4 * 3 * 4  # only a, not tanh's or the Mul's values
+    assert "fused: 2 regions" in f.diagnostics()[0]
+    np.testing.assert_allclose(f(x).numpy(), fn(x).numpy(), rtol=1e-6)
+
+
+@needs_numba
+def test_broadcast_operands_and_a_gradient_through_the_fused_replay():
+    b = gg.Variable(np.linspace(-1, 1, 5).astype(np.float64))
+    col = np.linspace(0.5, 2.0, 4).reshape(4, 1)
+
+    def fn(x, c):
+        with gg.GradientTape() as tape:
+            loss = gg.sum(gg.square(x * c + b) * 0.5)
+        return tape.gradient(loss, b)
+    f = gg.function(fn, jit_compile=True)
+    x = gg.tensor(np.random.default_rng(2).normal(size=(4, 5)))
+    f(x, col)
+    np.testing.assert_allclose(f(x, col).numpy(), fn(x, col).numpy(), rtol=1e-13)
+    assert _regions(f)
+
+
+def test_without_jit_compile_the_replay_is_unfused():
+    f = gg.function(lambda x: gg.tanh(x) * 2.0 + 1.0)
+    x = gg.tensor(np.ones(4, np.float32))
+    f(x)
+    assert "fused" not in f.diagnostics()[0]
+    assert np.array_equal(f(x).numpy(), (np.tanh(np.ones(4, np.float32)) * np.float32(2) + np.float32(1)))
+
+
+def test_without_numba_it_warns_once_and_replays_unfused(monkeypatch):
+    monkeypatch.setattr(fusion.cpu, "available", lambda: False)
+    monkeypatch.setattr(fusion, "_warned", [])
+    x = gg.tensor(np.ones(4, np.float32))
+    with pytest.warns(RuntimeWarning, match="numba is not installed"):
+        f = gg.function(lambda x: gg.tanh(x) * 2.0, jit_compile=True)
+        f(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        g = gg.function(lambda x: gg.exp(x) * 2.0, jit_compile=True)
+        g(x)
+    assert "unfused: numba is not installed" in g.diagnostics()[0]
+    assert np.array_equal(f(x).numpy(), np.tanh(np.ones(4, np.float32)) * np.float32(2))
+
+
+def test_jit_compile_takes_a_bool():
+    with pytest.raises(TypeError, match="jit_compile"):
+        gg.function(lambda x: x, jit_compile="yes")
+
+
+@needs_numba
+def test_cli_train_jit_reaches_the_unfused_accuracy(capsys):
+    import json
+
+    from gpugrad.cli import main
+    runs = []
+    for flags in (["--jit"], []):
+        assert main(["train", "--epochs", "1", "--no-progress", "--json", *flags]) in (0, None)
+        runs.append(json.loads(capsys.readouterr().out))
+    assert abs(runs[0]["accuracy"] - runs[1]["accuracy"]) <= 0.005, runs
+
+
+def test_cli_train_jit_refuses_eager():
+    from gpugrad.cli import main
+    with pytest.raises(SystemExit) as exit_:
+        main(["train", "--jit", "--eager", "--epochs", "1"])
+    assert exit_.value.code == 2
+
+
+# --------------------------------------------------------------------------- the stand-in GPU: generated kernels on the host
+
+_STAND_IN_TABLE = """
+import json, numpy as np, gpugrad as gg
+from gpugrad._tools.op_specs import ALL_SPECS
+from gpugrad._tracing.fusion import bound
+from gpugrad.ops.replay import declared
+specs = {}
+for spec in sorted(ALL_SPECS, key=lambda spec: bool(spec.label)):
+    specs.setdefault(spec.op_type, spec)
+def chain(fn):
+    def chained(*xs):
+        if len({x.shape for x in xs}) == 1:
+            xs = [x * 1.0 for x in xs]
+        out = fn(*xs)
+        return tuple(o * 1.0 * 1.0 for o in (out if isinstance(out, (tuple, list)) else (out,)))
+    return chained
+report = {}
+for op in sorted(o for o, r in declared().items() if r.expression is not None):
+    spec = specs[op]
+    arrays = [a.astype(DTYPE) for a in spec.inputs(seed=3)]
+    tensors = [gg.tensor(a, device="cuda") for a in arrays]
+    f = gg.function(chain(spec.fn), jit_compile=True)
+    f(*tensors)
+    fused = [o.numpy() for o in f(*tensors)]
+    eager = [o.numpy() for o in chain(spec.fn)(*tensors)]
+    (trace,) = f._traces.values()
+    regions = trace.plan.stats["fusion"]["regions"]
+    worst = max(float(np.max(np.abs(g - e) / np.spacing(np.abs(e).astype(DTYPE)))) for g, e in zip(fused, eager))
+    report[op] = [any(op in r["op_types"] and r["ops"] >= 3 for r in regions), worst, bound.ulps(op),
+                  all(np.array_equal(np.isnan(g), np.isnan(e)) for g, e in zip(fused, eager))]
+print(json.dumps(report))
+"""
+
+
+@pytest.fixture(scope="module")
+def stand_in_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("stand-in-jit")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_stand_in_gpu_fuses_every_op_within_bound(dtype, stand_in_cache):
+    """Every op with an expression, fused in a chain of three or more on the stand-in GPU (its generated kernel
+    built and run on the host), within the bound of the eager CuPy path."""
+    import json
+
+    from .conftest import run_in_stand_in
+    report = json.loads(run_in_stand_in(f"DTYPE = {dtype!r}\n" + _STAND_IN_TABLE, stand_in_cache).splitlines()[-1])
+    assert set(report) == set(FUSABLE)
+    for op, (fused, worst, allowed, nans) in report.items():
+        assert fused, op
+        assert nans, op
+        assert worst <= allowed, (op, worst, allowed)
+
+
+def test_stand_in_gpu_nan_and_inf_propagate(stand_in_cache):
+    from .conftest import run_in_stand_in
+    out = run_in_stand_in("""
+        import numpy as np, gpugrad as gg
+        x = gg.tensor(np.array([1.0, np.nan, np.inf, -np.inf, 0.0, -1.0, 2.0, 0.5], np.float32), device="cuda")
+        fn = lambda x: (gg.maximum(gg.exp(gg.log(gg.abs(x)) * 0.5) / x, -3.0), gg.tanh(x) * 2.0 + 1.0)
+        f = gg.function(fn, jit_compile=True)
+        with np.errstate(all="ignore"):
+            f(x)
+            fused, eager = [t.numpy() for t in f(x)], [t.numpy() for t in fn(x)]
+        (trace,) = f._traces.values()
+        assert trace.plan.stats["fusion"]["regions"], trace.plan.stats
+        for g, e in zip(fused, eager):
+            assert np.array_equal(np.isnan(g), np.isnan(e)) and np.array_equal(np.isinf(g), np.isinf(e)), (g, e)
+            assert np.array_equal(np.sign(g[np.isinf(g)]), np.sign(e[np.isinf(e)]))
+        print("ok")
+    """, stand_in_cache)
+    assert out.strip().endswith("ok")
+
+
+def test_sample_regions_compile_with_nvrtc_for_sm90(tmp_path):
+    """A region of every op that declares an expression, generated for float16, float32 and float64, compiles
+    through NVRTC for sm_90 as CuPy compiles it (the kernel check of kernels/)."""
+    from gpugrad._tools.kernelcheck import nvrtc
+    from gpugrad._tracing.fusion import gpu
+
+    from .conftest import needs_cupy
+    needs_cupy()
+    for dtype in ("float16", "float32", "float64"):
+        name, text = gpu.source(gpu.sample_region(dtype))
+        (tmp_path / f"{name}.cu").write_text(text)
+    code, results, stderr = nvrtc.run_in_subprocess(tmp_path, jobs=1)
+    assert code == 0 and results and all(r["ok"] for r in results), stderr + str([r["error"] for r in results])
+    assert {r["layout"] for r in results} >= {"standalone", "contiguous"}
+
+
+@needs_numba
+def test_a_region_is_compiled_once_and_cached_on_disk(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUGRAD_CACHE_DIR", str(tmp_path))
+    fn = lambda x: gg.exp(x * 3.0 - 1.0) * 0.5  # noqa: E731
+    x = gg.tensor(np.linspace(0, 1, 9))
+    f = gg.function(fn, jit_compile=True)
+    f(x)
+    modules = list((tmp_path / "fusion").glob("region_*.py"))
+    assert len(modules) == 1
+    assert list((tmp_path / "fusion" / "__pycache__").glob("*.nbi")), "numba's on-disk cache of the region"
+    g = gg.function(fn, jit_compile=True)  # another function, the same region: the same module
+    g(x)
+    assert list((tmp_path / "fusion").glob("region_*.py")) == modules
+    assert "compiled in" in f.diagnostics()[0]
+
+
+@needs_numba
+def test_a_param_given_as_a_tensor_is_read_each_call_not_baked():
+    x = gg.tensor(np.linspace(-2.0, 2.0, 8))
+    fn = lambda x, a: gg.raw_ops.leaky_relu_grad(x * 1.0, x * 2.0, alpha=a) * 3.0  # noqa: E731
+    f = gg.function(fn, jit_compile=True)
+    f(x, gg.tensor(0.3))
+    for alpha in (0.3, 0.5):
+        np.testing.assert_array_equal(f(x, gg.tensor(alpha)).numpy(), fn(x, gg.tensor(alpha)).numpy())
+    assert f.trace_count == 1
