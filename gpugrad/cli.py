@@ -139,8 +139,6 @@ def cmd_train(args):
 
     from .training import train
 
-    if args.jit and (args.eager or args.model == "gpt"):
-        args.parser.error("--jit fuses the traced step of the mlp and cnn models: not with --eager or --model gpt")
     history = bool(args.json or args.plot)
     extra = dict(history=True) if history else {}
     if args.profile:
@@ -646,6 +644,8 @@ def train_conflicts(args):
                 return f"--{flag} is for mlp and cnn: --model gpt reports no per-epoch history and is not profiled"
     if args.quiet and args.profile:
         return "--quiet prints nothing but errors: it cannot be combined with --profile, whose table it would hide"
+    if args.jit and (args.eager or args.model == "gpt"):
+        return "--jit fuses the traced step of the mlp and cnn models: not with --eager or --model gpt"
     return None
 
 

@@ -55,8 +55,8 @@ def test_history_loss_is_the_mean_of_the_epochs_step_losses():
 
     real = training.function
 
-    def recording(fn):  # each step's loss as the run sees it
-        traced = real(fn)
+    def recording(fn, **options):  # each step's loss as the run sees it
+        traced = real(fn, **options)
 
         def step(*args):
             loss = traced(*args)

@@ -62,7 +62,7 @@ def describe_plan(capture, steps, outputs):
         writer[id(_root_array(buffer))] = len(entries)
         entries.append(["input", f"#{k}", ((buffer.shape, buffer.dtype),), device, None])
     for s in steps:
-        if s.__class__ is KernelStep:
+        if isinstance(s, KernelStep):  # a fused region (jit_compile) too
             made, filled = fills.get(s.op_type) or fills.setdefault(s.op_type, (
                 tuple(kernels.FILLS_INPUTS.get(s.op_type) or ()), tuple(kernels.FILLS_ATTRS.get(s.op_type) or ())))
             attrs = s.attrs

@@ -21,7 +21,7 @@ __all__ = ["emit", "calls", "ARITHMETIC", "ExpressionError"]
 
 # calls that are exactly rounded arithmetic or selections: a loop of them vectorizes and gives NumPy's bits
 ARITHMETIC = frozenset({"add", "subtract", "multiply", "true_divide", "divide", "negative", "square", "absolute",
-                        "abs", "where", "maximum", "minimum", "sqrt", "positive"})
+                        "abs", "where", "maximum", "minimum", "sqrt", "positive", "copysign"})
 
 _BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
 _COMPARE = {ast.Gt: ">", ast.Lt: "<", ast.GtE: ">=", ast.LtE: "<=", ast.Eq: "==", ast.NotEq: "!="}
@@ -31,7 +31,7 @@ _CUDA_NAMES = {"absolute": "fabs", "abs": "fabs", "arctan": "atan", "arcsin": "a
                "arctanh": "atanh", "arcsinh": "asinh", "arccosh": "acosh", "power": "pow", "maximum": "gpugrad_max",
                "minimum": "gpugrad_min", "where": "gpugrad_where"}
 _CUDA_OK = {"exp", "log", "sqrt", "tanh", "sin", "cos", "tan", "expm1", "log1p", "cosh", "sinh", "exp2", "log2",
-            "log10", "cbrt", "erf", "erfc"} | set(_CUDA_NAMES)
+            "log10", "cbrt", "erf", "erfc", "copysign"} | set(_CUDA_NAMES)
 _NUMBA_OK = _CUDA_OK - {"erf", "erfc"}  # scalar np.erf is not NumPy's
 
 
