@@ -139,7 +139,7 @@ def cmd_train(args):
 
     from .training import train
 
-    history = bool(args.json or args.plot)
+    history = bool(args.json or args.plot) and args.model != "gpt"  # the gpt run reports its own figures
     extra = dict(history=True) if history else {}
     if args.profile:
         extra["profile"] = True
