@@ -30,7 +30,7 @@ def w1_peers():
     import numexpr
 
     import gpugrad as gg
-    from benchmarks import test_tape_overhead as w1
+    from benchmarks import workload_w1 as w1
     x_np = w1.make_x()
     x = gg.tensor(x_np)
     fn = gg.function(w1.gpugrad_w1, jit_compile=True)
@@ -61,7 +61,7 @@ def w3_peers():
     import numexpr
 
     import gpugrad as gg
-    from benchmarks import test_large_gradient as w3
+    from benchmarks import workload_w3 as w3
     x_np = w3.make_x()
     x = gg.tensor(x_np)
     fn = gg.function(w3.gpugrad_w3, jit_compile=True)

@@ -11,33 +11,13 @@ import pytest
 
 import gpugrad as gg
 
-from .conftest import (run_interleaved, with_jit_peer, array_module, baseline_impl, device_params, run, synchronize, to_host, torch_device,
-                       torch_synchronize)
+from .conftest import (array_module, baseline_impl, device_params, run, run_interleaved, synchronize, to_host,
+                       torch_device, torch_synchronize, with_jit_peer)
+from .workload_w3 import N, gpugrad_w3, make_x, numpy_w3  # noqa: F401 - the workload, shared
 
-N = 4 * 1024 * 1024
 ROUNDS, WARMUP = 60, 3
 GROUP = "W3 large gradient (4 Mi float32)"
 LABEL = "W3 sum(square(log x)) grad, 4 Mi"
-
-
-def make_x():
-    return np.random.default_rng(0).uniform(0.5, 2.0, N).astype(np.float32)
-
-
-def gpugrad_w3(x):
-    with gg.GradientTape() as tape:
-        tape.watch(x)
-        loss = gg.sum(gg.square(gg.log(x)))
-    return tape.gradient(loss, x)
-
-
-def numpy_w3(x, xp=np):
-    l = xp.log(x)  # noqa: E741
-    s = xp.square(l)
-    loss = s.sum()  # noqa: F841 - the forward pass computes the loss as the others do
-    dl = 2.0 * l  # d(l^2)/dl, times d(sum)/ds = 1
-    dx = dl / x  # d(log x)/dx = 1/x
-    return dx
 
 
 def torch_w3(torch, x):

@@ -17,28 +17,11 @@ import gpugrad as gg
 
 from .conftest import (array_module, baseline_impl, device_params, run, run_interleaved, synchronize, to_host,
                        torch_device, torch_synchronize, with_jit_peer)
+from .workload_w1 import OPS, SCALE, STEPS, gpugrad_w1, make_x, numpy_w1  # noqa: F401 - the workload, shared
 
-STEPS = 500
-OPS = 2 * STEPS + 1
-SCALE = 1.01
 ROUNDS, WARMUP = 200, 10  # about 2 s a peer: long enough that each sees the same busy and quiet spells
 GROUP = "W1 tape overhead (16 floats, 1001 ops)"
 LABEL = "W1 tape overhead (1001 ops on 16 floats)"
-
-
-def make_x():
-    return np.random.default_rng(0).uniform(-1.0, 1.0, 16).astype(np.float32)
-
-
-def gpugrad_w1(x):
-    """The gradient of ``sum(f(x))`` with a GradientTape, ``f`` = 500 × (tanh, * 1.01)."""
-    with gg.GradientTape() as tape:
-        tape.watch(x)
-        y = x
-        for _ in range(STEPS):
-            y = gg.tanh(y) * SCALE
-        loss = gg.sum(y)
-    return tape.gradient(loss, x)
 
 
 def traced_w1(x, jit_compile=False):
@@ -47,22 +30,6 @@ def traced_w1(x, jit_compile=False):
     fn(x)
     fn(x)
     return fn
-
-
-def numpy_w1(x, xp=np):
-    """The same gradient by hand: keep each tanh output t, then dy = dy * (1 - t^2) * 1.01 backwards."""
-    one, scale = np.float32(1.0), np.float32(SCALE)
-    saved = []
-    y = x
-    for _ in range(STEPS):
-        t = xp.tanh(y)
-        saved.append(t)
-        y = t * scale
-    loss = y.sum()  # noqa: F841 - the forward pass computes the loss as the others do
-    dy = xp.ones_like(y)
-    for t in reversed(saved):
-        dy = dy * scale * (one - t * t)
-    return dy
 
 
 def torch_w1(torch, x):

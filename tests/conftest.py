@@ -7,6 +7,9 @@ imported ``from tests.conftest import ...``), never by importing one another."""
 import contextlib
 import importlib.util
 import os
+import re
+import subprocess
+import sys
 import types
 from pathlib import Path
 
@@ -300,3 +303,43 @@ def api_file_lines():
 
 def write_api_file(lines):
     API_FILE.write_text(API_HEADER + "".join(line + "\n" for line in lines))
+
+
+_REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+# --- Markdown code blocks (the README's and the docs' pages), run as a reader would paste them ---------------
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.M | re.S)
+# on the line above a fence: the block is shown, not run, for the reason given (a GPU, mpiexec, ...)
+NOT_RUN = re.compile(r"^<!-- not run: (\S.*?) -->\n\Z")
+
+
+def fenced_blocks(path, language):
+    r"""(line number, source, why not run or None) of every fenced block of ``language`` in the Markdown file.
+
+    Example:
+        >>> import tempfile
+        >>> with tempfile.NamedTemporaryFile("w", suffix=".md", delete=False) as f:
+        ...     _ = f.write("```python\n1\n```\n<!-- not run: needs a GPU -->\n```python\n2\n```\n")
+        >>> fenced_blocks(f.name, "python")
+        [(1, '1\n', None), (5, '2\n', 'needs a GPU')]
+        >>> os.unlink(f.name)
+    """
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    found = []
+    for m in FENCE.finditer(text):
+        if m.group(1) == language:
+            line_above = text[text.rfind("\n", 0, max(m.start() - 1, 0)) + 1:m.start()]
+            not_run = NOT_RUN.match(line_above)
+            found.append((text.count("\n", 0, m.start()) + 1, m.group(2), not_run.group(1) if not_run else None))
+    return found
+
+
+def run_snippet(source, what):
+    """Run ``source`` on its own in a fresh interpreter from the repository root, as a reader would paste it."""
+    env = dict(os.environ, PYTHONPATH=str(_REPO_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, env=env,
+                          cwd=_REPO_ROOT, timeout=300)
+    assert proc.returncode == 0, f"{what} failed:\n{source}\n--- stderr ---\n{proc.stderr}"
+

@@ -1,5 +1,5 @@
 """The documentation pages' promises: every ```python block of docs/**/*.md runs, as the README's do
-(tests/test_readme.py's helpers), unless the line above it says why it is only shown
+(tests/conftest.py's helpers), unless the line above it says why it is only shown
 (``<!-- not run: needs a GPU -->``); the guide names only gg names that exist."""
 import re
 from pathlib import Path
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import gpugrad as gg
-from tests.test_readme import fenced_blocks, run_snippet
+from tests.conftest import fenced_blocks, run_snippet
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = sorted((ROOT / "docs").rglob("*.md"))
