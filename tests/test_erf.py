@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import gpugrad as gg
-from gpugrad.ops.special import erf_numpy, erfc_numpy
+from gpugrad.ops.elementwise.special import erf_numpy, erfc_numpy
 
 # fdlibm's region boundaries, and the values just below them
 EDGES = np.array([0.84375, 1.25, float.fromhex("0x1.6db6ep+1"), 6.0, 28.0])

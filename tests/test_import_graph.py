@@ -3,7 +3,7 @@
 The graph has an edge from a module to every gpugrad module it imports
 anywhere in its source (``from .x import y``, ``from . import x``, ``import
 gpugrad.x``), and to the packages above that module (importing
-``gpugrad.ops.math`` runs ``gpugrad/ops/__init__.py`` first). A package's
+``gpugrad.ops.elementwise.math`` runs ``gpugrad/ops/__init__.py`` first). A package's
 edges to its own submodules are left out: ``__init__`` files gather their
 submodules by design, and a submodule does not import its package.
 """

@@ -261,7 +261,7 @@ def test_index_errors_name_the_op_index_and_length():
 def test_gpu_range_check_finds_the_axis(key, axis, value):
     # CuPy wraps out-of-range indices, so off the CPU gpugrad checks them itself; run that
     # check on host arrays here (the axis it reports must be the one NumPy reports).
-    from gpugrad.ops.indexing import _axes_indexed, _check_range, _index_array
+    from gpugrad.ops.array.indexing import _axes_indexed, _check_range, _index_array
 
     parts = [_index_array("GetItem", k, gg.backend.CPU) if isinstance(k, list) or hasattr(k, "dtype")
              else k for k in key]
@@ -330,7 +330,7 @@ def test_shape_errors_name_the_op_and_shapes():
     ((4,), [0, 0, 3]),
 ])
 def test_row_scatter_add_matches_numpy_add_at(shape, idx):
-    from gpugrad.ops.indexing import getitem_grad
+    from gpugrad.ops.array.indexing import getitem_grad
 
     idx = np.array(idx)
     values = np.random.default_rng(0).standard_normal(idx.shape + shape[1:])

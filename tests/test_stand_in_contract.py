@@ -426,7 +426,7 @@ def test_reductions_return_0d_arrays(tmp_path):
 def test_out_of_bounds_integer_array_indices_wrap(tmp_path):
     """difference.rst, "Out-of-bounds indices": CuPy wraps integer-array indices around; NumPy raises.
 
-    gpugrad checks index ranges itself off the CPU (``gpugrad/ops/indexing.py``, ``_check_range``), so
+    gpugrad checks index ranges itself off the CPU (``gpugrad/ops/array/indexing.py``, ``_check_range``), so
     the GPU tests exercise that check here rather than NumPy's IndexError.
     """
     in_stand_in("""
@@ -489,7 +489,7 @@ def test_clip_with_nan_bounds_keeps_the_element(tmp_path):
     """CuPy's clip kernel (``_routines_math.pyx``, ``cupy_clip``) compares, so a NaN bound compares false
     and leaves the element; NumPy propagates the NaN. A NaN element stays NaN in both.
 
-    gpugrad's ``gg.clip`` (``gpugrad/ops/arithmetic.py``) calls ``xp.clip``, so a NaN bound gives NaN on the
+    gpugrad's ``gg.clip`` (``gpugrad/ops/elementwise/arithmetic.py``) calls ``xp.clip``, so a NaN bound gives NaN on the
     CPU and the element on a GPU.
     """
     in_stand_in("""
@@ -643,7 +643,7 @@ def test_ufunc_at_reduce_and_accumulate_as_cupy_has_them(tmp_path):
     """``cupy.ufunc.at`` exists for the scatter ops only, on the dtypes CUDA has atomics for
     (``_scatter_op_single``); ``reduce``/``accumulate`` for add and multiply, ``reduceat`` for add.
 
-    gpugrad scatter-adds gradients with ``xp.add.at`` (``gpugrad/ops/indexing.py``, ``getitem_grad``):
+    gpugrad scatter-adds gradients with ``xp.add.at`` (``gpugrad/ops/array/indexing.py``, ``getitem_grad``):
     on a GPU that refuses int8, int16, bool and bfloat16 arrays.
     """
     in_stand_in("""

@@ -1,5 +1,5 @@
 """Two directives that write autodoc directives from gpugrad's own ``__all__`` lists, so the API reference
-lists every public name, under the name a user calls it by (``gpugrad.exp``, not ``gpugrad.ops.math.exp``),
+lists every public name, under the name a user calls it by (``gpugrad.exp``, not ``gpugrad.ops.elementwise.math.exp``),
 and a name added to an ``__all__`` appears without an edit here.
 
 ``.. gpugrad-members:: MODULE`` documents the classes and functions of ``MODULE.__all__`` (or of

@@ -84,7 +84,7 @@ def _signature(fn):
 
 def cast_arrays(value, dtype):
     """``value`` (a tensor, an array, or a sequence of them) cast to ``dtype`` with gg.cast."""
-    from ..ops.control import cast
+    from ..ops.elementwise.control import cast
     from ..tensor import ensure_tensor
 
     if isinstance(value, (list, tuple)) and not _is_number_sequence(value):

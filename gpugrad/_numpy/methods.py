@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops.control import cast
+from ..ops.elementwise.control import cast
 from ..tensor import Tensor
 from .functions import FUNCTIONS
 from .ufuncs import UFUNCS

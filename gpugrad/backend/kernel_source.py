@@ -309,7 +309,7 @@ def register(name, text):
     A name may be registered once, and not where ``kernels/<name>.cu`` exists.
 
     Example:
-        >>> "square_grad" in names()  # registered by its declaration in gpugrad.ops.math
+        >>> "square_grad" in names()  # registered by its declaration in gpugrad.ops.elementwise.math
         True
     """
     if name in _generated and _generated[name] != text or (kernels_dir() / f"{name}.cu").exists():

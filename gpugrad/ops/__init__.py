@@ -16,49 +16,51 @@ operators and methods on :class:`gpugrad.Tensor`.
 """
 from typing import TYPE_CHECKING
 
-from . import (activation_variants, activations, adaptive_pool, arithmetic, attention, control, conv, convolution, counting,
-               creation, cumulative, decompositions, dense_layer, distance_losses, grids, group_normalization, indexing,
-               likelihood_losses, linalg, log_densities, losses, math, nn_ops, numpy_names, ordering, pool, reductions,
-               resize, scans, scattering, segment, selection, shape, special, special_functions, statistics, structure,
-               ufuncs)
-from .activation_variants import *  # noqa: F401,F403
-from .activations import *  # noqa: F401,F403
-from .adaptive_pool import *  # noqa: F401,F403
-from .arithmetic import *  # noqa: F401,F403
-from .attention import *  # noqa: F401,F403
-from .control import *  # noqa: F401,F403
-from .conv import *  # noqa: F401,F403
-from .convolution import *  # noqa: F401,F403
-from .creation import *  # noqa: F401,F403
-from .cumulative import *  # noqa: F401,F403
-from .decompositions import *  # noqa: F401,F403
-from .distance_losses import *  # noqa: F401,F403
-from .dense_layer import *  # noqa: F401,F403
-from .group_normalization import *  # noqa: F401,F403
-from .indexing import *  # noqa: F401,F403
-from .likelihood_losses import *  # noqa: F401,F403
-from .linalg import *  # noqa: F401,F403
-from .log_densities import *  # noqa: F401,F403
-from .losses import *  # noqa: F401,F403
-from .math import *  # noqa: F401,F403
-from .nn_ops import *  # noqa: F401,F403
-from .numpy_names import *  # noqa: F401,F403
-from .ordering import *  # noqa: F401,F403
-from .pool import *  # noqa: F401,F403
-from .reductions import *  # noqa: F401,F403
-from .scans import *  # noqa: F401,F403
-from .scattering import *  # noqa: F401,F403
-from .segment import *  # noqa: F401,F403
-from .selection import *  # noqa: F401,F403
-from .counting import *  # noqa: F401,F403
-from .grids import *  # noqa: F401,F403
-from .resize import *  # noqa: F401,F403
-from .shape import *  # noqa: F401,F403
-from .special import *  # noqa: F401,F403
-from .special_functions import *  # noqa: F401,F403
-from .statistics import *  # noqa: F401,F403
-from .structure import *  # noqa: F401,F403
-from .ufuncs import *  # noqa: F401,F403
+from .elementwise import (activation_variants, activations, arithmetic, control, math, numpy_names, special,
+                          special_functions, ufuncs)
+from .reduction import counting, cumulative, reductions, scans, statistics
+from .array import creation, grids, indexing, ordering, scattering, segment, selection, shape
+from .matrix import decompositions, dense_layer, linalg, structure
+from .nn import adaptive_pool, attention, conv, convolution, group_normalization, nn_ops, pool, resize
+from .loss import distance_losses, likelihood_losses, log_densities, losses
+from .elementwise.activation_variants import *  # noqa: F401,F403
+from .elementwise.activations import *  # noqa: F401,F403
+from .nn.adaptive_pool import *  # noqa: F401,F403
+from .elementwise.arithmetic import *  # noqa: F401,F403
+from .nn.attention import *  # noqa: F401,F403
+from .elementwise.control import *  # noqa: F401,F403
+from .nn.conv import *  # noqa: F401,F403
+from .nn.convolution import *  # noqa: F401,F403
+from .array.creation import *  # noqa: F401,F403
+from .reduction.cumulative import *  # noqa: F401,F403
+from .matrix.decompositions import *  # noqa: F401,F403
+from .loss.distance_losses import *  # noqa: F401,F403
+from .matrix.dense_layer import *  # noqa: F401,F403
+from .nn.group_normalization import *  # noqa: F401,F403
+from .array.indexing import *  # noqa: F401,F403
+from .loss.likelihood_losses import *  # noqa: F401,F403
+from .matrix.linalg import *  # noqa: F401,F403
+from .loss.log_densities import *  # noqa: F401,F403
+from .loss.losses import *  # noqa: F401,F403
+from .elementwise.math import *  # noqa: F401,F403
+from .nn.nn_ops import *  # noqa: F401,F403
+from .elementwise.numpy_names import *  # noqa: F401,F403
+from .array.ordering import *  # noqa: F401,F403
+from .nn.pool import *  # noqa: F401,F403
+from .reduction.reductions import *  # noqa: F401,F403
+from .reduction.scans import *  # noqa: F401,F403
+from .array.scattering import *  # noqa: F401,F403
+from .array.segment import *  # noqa: F401,F403
+from .array.selection import *  # noqa: F401,F403
+from .reduction.counting import *  # noqa: F401,F403
+from .array.grids import *  # noqa: F401,F403
+from .nn.resize import *  # noqa: F401,F403
+from .array.shape import *  # noqa: F401,F403
+from .elementwise.special import *  # noqa: F401,F403
+from .elementwise.special_functions import *  # noqa: F401,F403
+from .reduction.statistics import *  # noqa: F401,F403
+from .matrix.structure import *  # noqa: F401,F403
+from .elementwise.ufuncs import *  # noqa: F401,F403
 from . import methods as _methods
 
 _MODULES = (creation, arithmetic, math, ufuncs, numpy_names, activations, activation_variants, special,

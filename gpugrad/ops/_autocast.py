@@ -16,7 +16,7 @@ from .. import mixed_precision
 from .. import _dtypes as _dt
 from ..backend import CPU
 from ..tensor import Tensor
-from .control import cast
+from .elementwise.control import cast
 
 def _low(low):
     return mixed_precision._bfloat16() if low == "bfloat16" else np.dtype(np.float16)

@@ -43,7 +43,7 @@ def _numpy_reduction(fn, name, takes_dtype):
     """Reduction ``fn`` as the method NumPy's ``np.<name>(t)`` calls: it also takes ``dtype=``
     (the input is cast first, so the reduction runs and returns in that dtype, as NumPy's does) and
     ``out=None``; any other ``out`` is a TypeError, as there is no array to write into."""
-    from .control import cast
+    from .elementwise.control import cast
 
     if takes_dtype:
         def method(self, axis=None, keepdims=False, *args, dtype=None, out=None, **kwargs):
@@ -77,7 +77,7 @@ def _refuse_out(name):
 
 def install(modules):
     """Attach operators and every module's ``TENSOR_METHODS`` to :class:`Tensor`."""
-    from . import arithmetic as a
+    from .elementwise import arithmetic as a
 
     operators = {
         "__add__": a.add, "__radd__": _reflected(a.add),

@@ -176,7 +176,7 @@ class LossScaleOptimizer(Optimizer):
             >>> opt.get_scaled_loss(gg.tensor(1.5)).item()
             6.0
         """
-        from ..ops.arithmetic import multiply
+        from ..ops.elementwise.arithmetic import multiply
         loss = loss if isinstance(loss, Tensor) else Tensor(loss)
         return multiply(loss, self._scale_tensor(loss._device))
 

@@ -1,4 +1,4 @@
-"""Specs of relu6, selu (and its fused gradient SeluGrad), celu, hardswish and logit (gpugrad/ops/activation_variants.py)."""
+"""Specs of relu6, selu (and its fused gradient SeluGrad), celu, hardswish and logit (gpugrad/ops/elementwise/activation_variants.py)."""
 import numpy as np
 
 import gpugrad as gg

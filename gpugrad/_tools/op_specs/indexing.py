@@ -3,7 +3,7 @@ and their shared scatter, GetItemGrad."""
 import numpy as np
 
 import gpugrad as gg
-from gpugrad.ops.indexing import getitem_grad
+from gpugrad.ops.array.indexing import getitem_grad
 
 from . import OpSpec
 

@@ -1,4 +1,4 @@
-"""Specs of floor_divide and copysign (gpugrad/ops/numpy_names.py); the bitwise ops and isclose are not recorded."""
+"""Specs of floor_divide and copysign (gpugrad/ops/elementwise/numpy_names.py); the bitwise ops and isclose are not recorded."""
 import numpy as np
 
 import gpugrad as gg

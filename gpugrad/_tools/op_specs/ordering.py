@@ -1,4 +1,4 @@
-"""Specs of the shape-and-order ops (gpugrad.ops.ordering): each is a composition of
+"""Specs of the shape-and-order ops (gpugrad.ops.array.ordering): each is a composition of
 differentiable ops, so each spec names the op type it records and the op as its label.
 sort and partition draw a permutation of well-separated values, so that finite
 differences never cross a tie."""

@@ -1,4 +1,4 @@
-"""Specs of the special functions of gpugrad/ops/special_functions.py (lgamma, digamma, polygamma, erfc, erfinv,
+"""Specs of the special functions of gpugrad/ops/elementwise/special_functions.py (lgamma, digamma, polygamma, erfc, erfinv,
 xlogy, xlog1py, i0e, i1e)."""
 import numpy as np
 

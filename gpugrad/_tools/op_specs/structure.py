@@ -1,4 +1,4 @@
-"""Specs of the matrix-structure ops (gpugrad.ops.structure): each is a composition of
+"""Specs of the matrix-structure ops (gpugrad.ops.matrix.structure): each is a composition of
 differentiable ops, so each spec names the op type it records and the op as its label."""
 import gpugrad as gg
 

@@ -1,4 +1,4 @@
-"""Specs of the remaining ufuncs (gpugrad/ops/ufuncs.py), the newer activations and their fused gradients."""
+"""Specs of the remaining ufuncs (gpugrad/ops/elementwise/ufuncs.py), the newer activations and their fused gradients."""
 import numpy as np
 
 import gpugrad as gg

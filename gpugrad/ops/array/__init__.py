@@ -1,0 +1,1 @@
+"""Array ops: creation, shape and order, indexing, selection, scatter and segment ops, grids."""

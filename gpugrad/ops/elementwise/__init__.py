@@ -1,0 +1,1 @@
+"""Elementwise ops: arithmetic, the ufuncs, math and special functions, activations, casts."""

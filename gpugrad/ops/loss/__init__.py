@@ -1,0 +1,1 @@
+"""Losses and log-densities."""

@@ -1,0 +1,1 @@
+"""Network ops: convolution, pooling, resizing, normalization, dropout and embedding, attention."""

@@ -1,0 +1,1 @@
+"""Reductions and scans over axes: sums, statistics, cumulative ops, counting."""
