@@ -112,11 +112,11 @@ def function(fn=None, *, max_traces=32, jit_compile=False):
 
     ``jit_compile=True`` (``tf.function``'s name; ``jax.jit`` and XLA fuse so too) also fuses each run of
     elementwise ops of one shape, with a sum, mean or max over all of it that ends the run, into one
-    generated kernel (:mod:`gpugrad._tracing.fusion`): a numba loop on the CPU (the ``gpugrad[jit]``
+    generated kernel (``gpugrad._tracing.fusion``): a numba loop on the CPU (the ``gpugrad[jit]``
     extra; without it one warning and the replay is unfused), a generated ``ElementwiseKernel`` on a GPU.
     A region never spans a matmul, convolution, host read or optimizer update. Without it a replay gives
     eager's bits; with it, per element and per dtype (float32, float64), the bound of
-    :mod:`gpugrad._tracing.fusion.bound`: ``+ - * /``, ``sqrt``, comparisons and selections give eager's
+    ``gpugrad._tracing.fusion.bound``: ``+ - * /``, ``sqrt``, comparisons and selections give eager's
     bits; each transcendental op in a region (exp, log, tanh, ...) adds at most 4 ulp of its result (libm's
     against NumPy's); a fused sum or mean differs from NumPy's pairwise sum by at most
     ``(log2(n) + 2) * eps * sum(|terms|)``; max is exact. NaN and infinities propagate as in eager.
