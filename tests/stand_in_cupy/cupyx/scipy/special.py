@@ -19,31 +19,31 @@ def _in_float64(function, x, name):
 
 
 def erf(x):
-    from gpugrad.ops.special import erf_numpy
+    from gpugrad.ops.elementwise.special import erf_numpy
 
     return _in_float64(erf_numpy, x, "erf")
 
 
 def erfc(x):
-    from gpugrad.ops.special import erfc_numpy
+    from gpugrad.ops.elementwise.special import erfc_numpy
 
     return _in_float64(erfc_numpy, x, "erfc")
 
 
 def gammaln(x):
-    from gpugrad.ops.special_functions import _lgamma64
+    from gpugrad.ops.elementwise.special_functions import _lgamma64
 
     return _in_float64(lambda v: _lgamma64(np, v), x, "gammaln")
 
 
 def digamma(x):
-    from gpugrad.ops.special_functions import _polygamma64
+    from gpugrad.ops.elementwise.special_functions import _polygamma64
 
     return _in_float64(lambda v: _polygamma64(np, 0, v), x, "digamma")
 
 
 def erfinv(x):
-    from gpugrad.ops.special_functions import _erfinv64
+    from gpugrad.ops.elementwise.special_functions import _erfinv64
 
     return _in_float64(lambda v: _erfinv64(np, v), x, "erfinv")
 
