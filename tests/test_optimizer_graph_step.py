@@ -172,3 +172,28 @@ def test_device_scalars_refill_only_what_changed_in_each_dtype():
     s.update({"decay": 0.2, "nesterov": True})
     assert a64[()] == 0.2 and a32[()] == np.float32(0.2) and flag[()] and len(fills) == 6
     assert s.array("decay", "float64") is a64
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_two_optimizer_steps_in_one_function_each_split_in_float64():
+    # two optimizers, one step each, inside one traced function: each its own host step and launches
+    rng = np.random.default_rng(5)
+    w0, v0 = rng.standard_normal((5, 3)), rng.standard_normal(3)
+    runs = []
+    for _ in range(2):
+        w, v = gg.Variable(w0, device="cuda"), gg.Variable(v0, device="cuda")
+        adam, sgd = gg.optimizers.Adam(0.02), gg.optimizers.SGD(0.05, momentum=0.5, nesterov=True)
+
+        def step(x, w=w, v=v, adam=adam, sgd=sgd):
+            a = adam.minimize(lambda: gg.sum(gg.square(gg.matmul(x, w))), [w])
+            b = sgd.minimize(lambda: gg.sum(gg.tanh(gg.matmul(x, w) + v)), [v])
+            return a + b
+        runs.append((step, w, v))
+    traced = gg.function(runs[1][0])
+    for k in range(4):
+        x = gg.tensor(rng.standard_normal((4, 5)), device="cuda")
+        assert_same(traced(x).numpy(), runs[0][0](x).numpy())
+        for a, b in zip(runs[1][1:], runs[0][1:]):
+            assert_same(a.numpy(), b.numpy())
+    line, m = _graph_line(traced)
+    assert "the optimizers' steps: 2 host steps and 2 update launches" in line and "failed" not in line, line

@@ -229,7 +229,8 @@ def compile_plan(capture, result, jit_compile=False):
         gpu = graphs.GpuReplay(items, device, stats)
         launches = len(items) - len(steps)  # a split step: its host step in its place, then its launches
         if launches:
-            stats["graph"] += f"; the optimizer's step: a host step and {launches} update launches"
+            stats["graph"] += (f"; the optimizer's step: a host step and {launches} update launches" if len(checks) == 1
+                               else f"; the optimizers' steps: {len(checks)} host steps and {launches} update launches")
             stats["update_launches"] = launches
         picture.mark_segments(safe)  # by step: an optimizer's step shows as one call step
     elif len(devices) > 1:
