@@ -137,9 +137,7 @@ def source(region, chunks):
             else:  # a block's terms, then their sum in 8 lanes: the loop carries no sum from one element to the next
                 body.append(f"buf{j}[i - b0] = {x}")
             continue
-        in_names, params, text = declared
-        env = {name: ref(r) for name, r in zip(in_names, refs)}
-        env.update({p: expr._number(value, "numba") for p, value in zip(params, values)})
+        text, env = expr.bind(declared, [ref(r) for r in refs], values, "numba")
         for node, oid in zip(expr.outputs(text), out_ids):
             name = names[oid] = f"v{v}"
             v += 1

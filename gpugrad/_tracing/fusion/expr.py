@@ -78,6 +78,20 @@ def _number(value, dialect):
     return f"_T({int(value)!r})" if value.is_integer() and abs(value) < 2 ** 53 else f"_T({value!r})"
 
 
+def bind(declared, operands, values, dialect):
+    """``(text, names)`` of a step's declared expression ``(input names, param names, text)``: its input names
+    mapped to the code of ``operands`` and its params to ``values`` as literals of ``dialect``.
+
+    Example:
+        >>> bind((("x",), ("alpha",), "x * alpha"), ["a0"], [0.5], "numba")[1]["x"]
+        'a0'
+    """
+    in_names, params, text = declared
+    names = dict(zip(in_names, operands))
+    names.update({p: _number(value, dialect) for p, value in zip(params, values)})
+    return text, names
+
+
 def emit(text, names, dialect, node=None):
     """Expression ``text`` (or its sub-expression ``node``) over ``names`` (operand -> code) in ``dialect``.
 

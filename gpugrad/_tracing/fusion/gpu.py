@@ -58,9 +58,7 @@ def source(region):
         return f"a{r[1]}"
 
     for op_type, declared, refs, values, out_ids, reduces in region.program:
-        in_names, params, text = declared
-        env = {name: ref(r) for name, r in zip(in_names, refs)}
-        env.update({p: expr._number(value, "cuda") for p, value in zip(params, values)})
+        text, env = expr.bind(declared, [ref(r) for r in refs], values, "cuda")
         for node, oid in zip(expr.outputs(text), out_ids):
             name = names[oid] = f"v{v}"
             v += 1
