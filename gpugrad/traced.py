@@ -145,6 +145,37 @@ def function(fn=None, *, max_traces=32, jit_compile=False):
     return Function(fn, max_traces, jit_compile)
 
 
+class _BoundFunction:
+    """A ``gg.function`` read from an instance (a decorated method): calling it passes the instance first, and
+    every other attribute is the function's (``diagnostics()``, ``graph()``, ``trace_count``), as TensorFlow's
+    ``tf.function`` on a method gives a bound function with the same methods.
+
+    Example:
+        >>> import gpugrad as gg
+        >>> class Scale:
+        ...     @gg.function
+        ...     def __call__(self, x):
+        ...         return x * 2.0
+        >>> s = Scale()
+        >>> s(gg.tensor([1.0])).numpy().tolist(), s.__call__.trace_count
+        ([2.0], 1)
+    """
+
+    __slots__ = ("_function", "_instance")
+
+    def __init__(self, function, instance):
+        self._function, self._instance = function, instance
+
+    def __call__(self, *args, **kwargs):
+        return self._function(self._instance, *args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._function, name)
+
+    def __repr__(self):
+        return f"<bound {self._function!r} of {self._instance!r}>"
+
+
 class _Trace:
     """One signature's plan, or why it runs eagerly; ``guards``: the Python state the trace read
     (:mod:`gpugrad._tracing.guards`); ``held``: the arguments its signature knows by identity, kept alive
@@ -193,7 +224,7 @@ class Function:
     def __get__(self, instance, owner):
         if instance is None:
             return self
-        return functools.partial(self.__call__, instance)
+        return _BoundFunction(self, instance)
 
     def experimental_get_tracing_count(self):
         """TensorFlow's name for ``trace_count``."""

@@ -410,3 +410,19 @@ def test_named_sources_label_their_nodes():
     assert [n.label for n in g.sources] == list(named) and len(set(named)) == 6
     assert [n.shapes[0] for n in g.sources] == [tuple(v.shape) for v in named.values()]
     assert all(n.status == "path" for n in g.sources)
+
+
+def test_a_decorated_method_s_function_shows_its_graph_and_diagnostics():
+    class Model:
+        def __init__(self):
+            self.w = gg.Variable([1.0, 2.0])
+
+        @gg.function
+        def step(self, x):
+            return gg.sum(self.w * x)
+    m = Model()
+    assert m.step(gg.tensor([1.0, 1.0])).item() == 3.0
+    assert m.step(gg.tensor([2.0, 1.0])).item() == 4.0 and m.step.trace_count == 1
+    assert [n.op_type for n in m.step.graph().ops] == ["Mul", "Sum"]
+    assert "2 kernel steps" in m.step.diagnostics()[0]
+    assert Model.step is Model.__dict__["step"]  # read from the class: the function itself
