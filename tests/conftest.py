@@ -343,3 +343,19 @@ def run_snippet(source, what):
                           cwd=_REPO_ROOT, timeout=300)
     assert proc.returncode == 0, f"{what} failed:\n{source}\n--- stderr ---\n{proc.stderr}"
 
+
+def gg_has(name):
+    """Whether ``gg.<name>`` exists: an attribute, or a name whose extra is missing here (``gg.bfloat16``
+    without ml_dtypes raises a DTypeError naming the extra, not an AttributeError).
+
+    Example:
+        >>> gg_has("tanh"), gg_has("bfloat16"), gg_has("no_such_op")
+        (True, True, False)
+    """
+    try:
+        getattr(gg, name)
+    except AttributeError:
+        return False
+    except gg.errors.GpugradError:
+        return True
+    return True

@@ -5,7 +5,7 @@ import re
 import pytest
 
 import gpugrad as gg
-from tests.conftest import fenced_blocks, run_snippet
+from tests.conftest import fenced_blocks, gg_has, run_snippet
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 README = os.path.join(ROOT, "README.md")
@@ -48,5 +48,5 @@ def test_readme_python_snippet_runs(source):
 def test_every_gg_name_in_the_readme_exists():
     with open(README, encoding="utf-8") as f:
         names = set(re.findall(r"\bgg\.([A-Za-z_]\w*)", f.read()))
-    missing = sorted(n for n in names if not hasattr(gg, n))
+    missing = sorted(n for n in names if not gg_has(n))
     assert not missing, f"the README mentions gg names that do not exist: {missing}"
