@@ -89,27 +89,92 @@ def _read(k, how):
     return f"a{k}[i // {how[1]}]"
 
 
+def layout(region):
+    """``(m, bases)``: the region's loop as rows of ``m`` consecutive elements (its innermost axes that every
+    reduction reduces, or keeps, alike; axes of length 1 dropped), and per reduction ``(inner_kept, terms)``:
+    whether it keeps those ``m`` (its result index then runs along the row) and its result's index at the start
+    of row ``q`` as ``sum((q // div % mod) * stride for div, mod, stride in terms)`` (``mod`` None: no ``%``).
+
+    Example:
+        >>> import types
+        >>> r = types.SimpleNamespace(shape=(64, 256), size=64 * 256, reductions=[(np.empty(256), "sum", 0, None)],
+        ...                           axes={id(None): None})
+        >>> r.axes = {id(r.reductions[0][0]): (0,)}
+        >>> layout(r)  # a bias gradient: rows of 256, each added into the result along the row
+        (256, [(True, [])])
+    """
+    keys = [region.axes[id(out)] for out, _, _, _ in region.reductions]
+    dims = []  # (length, status per reduction: reduced?) with neighbours of one status merged
+    for ax, n in enumerate(region.shape):
+        if n == 1:
+            continue
+        status = tuple(ax in axes for axes in keys)
+        if dims and dims[-1][1] == status:
+            dims[-1] = (dims[-1][0] * n, status)
+        else:
+            dims.append((n, status))
+    if not keys or not dims:
+        return max(region.size, 1), [(False, []) for _ in keys]
+    m, last = dims[-1]
+    outer = dims[:-1]
+    bases = []
+    for j in range(len(keys)):
+        inner_kept = not last[j]
+        stride = m if inner_kept else 1
+        terms, div = [], 1
+        for k in range(len(outer) - 1, -1, -1):
+            n, status = outer[k]
+            if not status[j]:
+                terms.append((div, n if k else None, stride))
+                stride *= n
+            div *= n
+        bases.append((inner_kept, terms[::-1]))
+    return m, bases
+
+
 def source(region, chunks):
     """The Python source of ``region``'s numba function ``kernel(lo, hi, c, a0.., o0.., r0.., p0..)``: elements
-    ``lo`` to ``hi`` as chunk ``c`` of ``chunks`` (``p<j>``: reduction j's partial per chunk, float64 for a sum);
-    with one chunk it writes the reductions' results too, else ``finish(r0.., p0..)`` does."""
+    ``lo`` to ``hi`` as chunk ``c`` of ``chunks`` (``p<j>``: reduction j's partial results per chunk, ``chunks``
+    times its result's size, float64 for a sum); with one chunk it writes the reductions' results too, else
+    ``finish(r0.., p0..)`` does. The loop runs over rows (:func:`layout`): a reduction that keeps a row's
+    elements adds each into its own partial (a loop over the row that carries nothing from one element to the
+    next: it vectorizes); one that reduces them keeps a block's terms and adds them up in 8 lanes (``_sum8``)."""
     dtype = np.dtype(region.dtype).name
     names = {}  # value id -> local name
     scalars = [k for k, how in enumerate(region.indexing) if how[0] == "one"]
     out_index = {id(a): j for j, a in enumerate(region.outputs)}
-    reduced = [f"r{j}" for j in range(len(region.reductions))] + [f"p{j}" for j in range(len(region.reductions))]
+    reductions = region.reductions
+    reduced = [f"r{j}" for j in range(len(reductions))] + [f"p{j}" for j in range(len(reductions))]
     args = [f"a{k}" for k in range(len(region.inputs))] + [f"o{j}" for j in range(len(region.outputs))] + reduced
+    m, bases = layout(region)
+    unsigned = {}  # an index constant as a module global np.uint64: index arithmetic stays unsigned
+
+    def u(value):
+        return unsigned.setdefault(int(value), f"_U{len(unsigned)}")
     jit = "@numba.njit(cache=True, error_model='numpy', nogil=True)"
     lines = ["import numpy as np", "import numba", "", f"_T = np.{dtype}", "", _SUM8, jit,
              f"def kernel(lo, hi, c, {', '.join(args)}):"]
     lines += [f"    s{k} = a{k}[0]" for k in scalars]
-    for j, (_, kind, _, _) in enumerate(region.reductions):
-        lines.append(f"    acc{j} = {'np.float64(0)' if kind != 'max' else '_T(-np.inf)'}")
-        if kind != "max":
+    lines.append("    c0 = np.uint64(c)")
+    for j, (out, kind, _, _) in enumerate(reductions):
+        init = "_T(-np.inf)" if kind == "max" else "np.float64(0)"
+        lines += [f"    for k in range({u(out.size)}):", f"        p{j}[c0 * {u(out.size)} + k] = {init}"]
+        if kind != "max" and not bases[j][0]:
             lines.append(f"    buf{j} = np.empty({BLOCK}, np.float64)")
-    lines.append(f"    for b0 in range(lo, hi, {BLOCK}):")
-    lines.append(f"        b1 = min(b0 + {BLOCK}, hi)")
-    lines.append("        for i in range(b0, b1):")
+    lines += [f"    for q in range(lo // {u(m)}, (hi + {u(m - 1)}) // {u(m)}):",
+              f"        row = q * {u(m)}", f"        i0 = max(lo, row)", f"        i1 = min(hi, row + {u(m)})"]
+    for j, (out, kind, _, _) in enumerate(reductions):
+        inner_kept, terms = bases[j]
+        index = [f"c0 * {u(out.size)}"]
+        for div, mod, stride in terms:
+            t = "q" if div == 1 else f"(q // {u(div)})"
+            t = t if mod is None else f"({t} % {u(mod)})"
+            index.append(t if stride == 1 else f"{t} * {u(stride)}")
+        lines.append(f"        base{j} = {' + '.join(index)}")
+        if not inner_kept:
+            lines.append(f"        acc{j} = {'_T(-np.inf)' if kind == 'max' else 'np.float64(0)'}")
+    lines += [f"        for b0 in range(i0, i1, {u(BLOCK)}):", f"            b1 = min(b0 + {u(BLOCK)}, i1)",
+              "            for i in range(b0, b1):"]
     body = []
     loaded = {}
     v = 0
@@ -129,9 +194,15 @@ def source(region, chunks):
 
     for op_type, declared, refs, values, out_ids, reduces in region.program:
         if reduces is not None:
-            j = next(j for j, red in enumerate(region.reductions) if id(red[0]) == out_ids[0])
+            j = next(j for j, red in enumerate(reductions) if id(red[0]) == out_ids[0])
             x = ref(refs[0])
-            if reduces == "max":  # NaN wins, as np.maximum.reduce
+            if bases[j][0]:  # the result index runs along the row
+                at = f"p{j}[base{j} + (i - row)]"
+                if reduces == "max":  # NaN wins, as np.maximum.reduce
+                    body += [f"e{j} = {at}", f"if ({x} > e{j} or {x} != {x}) and e{j} == e{j}:", f"    {at} = {x}"]
+                else:
+                    body.append(f"{at} += {x}")
+            elif reduces == "max":
                 body.append(f"if ({x} > acc{j} or {x} != {x}) and acc{j} == acc{j}:")
                 body.append(f"    acc{j} = {x}")
             else:  # a block's terms, then their sum in 8 lanes: the loop carries no sum from one element to the next
@@ -146,24 +217,33 @@ def source(region, chunks):
                 body.append(f"o{out_index[oid]}[i] = {name}")
     constants = {}  # a number as the dtype, once, as a module global (numba types a global once, a call per use)
 
-    def constant(m):
-        return constants.setdefault(m.group(0), f"_K{len(constants)}")
+    def constant(match):
+        return constants.setdefault(match.group(0), f"_K{len(constants)}")
     body = [_NUMBER.sub(constant, b) for b in body]
-    lines[5:5] = [f"{k} = {text}" for text, k in constants.items()]
-    lines += ["            " + b for b in body]
-    for j, (_, kind, _, _) in enumerate(region.reductions):
-        if kind != "max":
-            lines.append(f"        acc{j} += _sum8(buf{j}, b1 - b0)")
-    for j, (_, kind, _, _) in enumerate(region.reductions):
-        lines.append(f"    p{j}[c] = acc{j}")
-    finish = []
-    for j, (_, kind, _, count) in enumerate(region.reductions):
+    lines += ["                " + b for b in body]
+    for j, (_, kind, _, _) in enumerate(reductions):
+        if kind != "max" and not bases[j][0]:
+            lines.append(f"            acc{j} += _sum8(buf{j}, b1 - b0)")
+    for j, (_, kind, _, _) in enumerate(reductions):
+        if bases[j][0]:
+            continue
         if kind == "max":
-            finish += [f"m{j} = p{j}[0]", f"for c in range(1, {chunks}):", f"    p = p{j}[c]",
-                       f"    if (p > m{j} or p != p) and m{j} == m{j}:", f"        m{j} = p", f"r{j}[0] = _T(m{j})"]
+            lines += [f"        e{j} = p{j}[base{j}]", f"        if (acc{j} > e{j} or acc{j} != acc{j}) and e{j} == e{j}:",
+                      f"            p{j}[base{j}] = acc{j}"]
         else:
-            finish += [f"t{j} = np.float64(0)", f"for c in range({chunks}):", f"    t{j} += p{j}[c]"]
-            finish.append(f"r{j}[0] = _T(t{j}) / _T({count})" if kind == "mean" else f"r{j}[0] = _T(t{j})")
+            lines.append(f"        p{j}[base{j}] += acc{j}")
+    finish = []
+    for j, (out, kind, _, count) in enumerate(reductions):
+        size = u(out.size)
+        finish += [f"for k in range({size}):", f"    t = p{j}[k]", f"    for c in range(1, {chunks}):",
+                   f"        p = p{j}[np.uint64(c) * {size} + k]"]
+        if kind == "max":
+            finish += ["        if (p > t or p != p) and t == t:", "            t = p", f"    r{j}[k] = _T(t)"]
+        else:
+            finish.append("        t += p")
+            finish.append(f"    r{j}[k] = _T(t) / _T({count})" if kind == "mean" else f"    r{j}[k] = _T(t)")
+    header = [f"{k} = {text}" for text, k in constants.items()] + [f"{k} = np.uint64({n})" for n, k in unsigned.items()]
+    lines[5:5] = header
     if chunks == 1:
         lines += ["    " + f for f in finish]
     elif finish:
@@ -219,8 +299,8 @@ def build(region, inputs, outputs, reductions):
     kernel = module.kernel
     flat = [regions.compact(a).reshape(-1) for a in inputs] + [a.reshape(-1) for a in outputs] + \
         [a.reshape(-1) for a in reductions]
-    partials = [np.zeros(len(pieces), region.dtype if kind == "max" else np.float64)
-                for _, kind, _, _ in region.reductions]
+    partials = [np.zeros(len(pieces) * a.size, region.dtype if kind == "max" else np.float64)
+                for a, kind, _, _ in region.reductions]
     args = tuple(flat) + tuple(partials)
     scratch = [np.zeros_like(a) if a.flags.writeable else a for a in args]
     # the bounds as unsigned: numba then knows each index is not negative, checks no wraparound and vectorizes

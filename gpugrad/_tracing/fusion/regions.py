@@ -2,8 +2,8 @@
 
 :func:`find` walks a trace's steps in order and groups consecutive kernel steps whose declaration
 (:mod:`gpugrad.ops.replay`) gives an elementwise ``expression``, over float arrays of one dtype and one
-iteration shape, together with reductions over all of that shape (``reduces``: sum, mean, max; CPU
-only) whose results no step of the region reads. A region never spans a call step (an optimizer's
+iteration shape, together with reductions of a region's value over any of its axes (``reduces``: sum, mean, max; keepdims
+or not) whose results no step of the region reads. A region never spans a call step (an optimizer's
 update, a matmul or convolution without an expression, a host read): those end it. Each operand from
 outside a region is read per element as the region's shape broadcasts it: the whole shape (C order),
 one element, a trailing part (``i % m``) or a leading part (``i // d``); any other layout ends the
@@ -41,7 +41,8 @@ class Region:
     """One fused region: ``program`` (``(op_type, expression, operand refs, param values, value ids, reduces)``
     per step; a ref is ``("in", k)``, ``("v", id)`` or ``("const", value)``), ``inputs`` (external arrays, each
     with how it is indexed: ``("full",)``, ``("one",)``, ``("mod", m)``, ``("div", d)``), ``outputs`` (arrays of
-    its values written), ``reductions`` (``(output array, kind, value id, count)``), ``shape``, ``dtype``."""
+    its values written), ``reductions`` (``(output array, kind, value id, count)``; ``axes`` maps each result's id
+    to the sorted axes of ``shape`` it reduces), ``shape``, ``dtype``."""
 
     first: int
     shape: tuple
@@ -56,6 +57,7 @@ class Region:
     steps: list = dataclasses.field(default_factory=list)
     values: dict = dataclasses.field(default_factory=dict)  # id(array) -> array made in the region
     reduced: set = dataclasses.field(default_factory=set)  # ids of reduction results
+    axes: dict = dataclasses.field(default_factory=dict)  # id(reduction result) -> the axes of shape it reduces
 
     @property
     def size(self):
@@ -106,6 +108,22 @@ def _indexing(a, shape):
         if all(d == 1 for d in padded[k:]) and tuple(padded[:k]) == tuple(shape[:k]):
             return ("div", int(np.prod(shape[k:], dtype=np.int64)))
     return None
+
+
+def reduced_axes(axes, ndim):
+    """The sorted axes a reduction's ``axes`` attr names over an operand of ``ndim`` axes (None: all; negative
+    counted from the end, as NumPy); None where it reduces over no axis of a non-0-d operand (then not fused).
+
+    Example:
+        >>> reduced_axes((-1, 0), 3), reduced_axes(None, 2), reduced_axes((), 2), reduced_axes(None, 0)
+        ((0, 2), (0, 1), None, ())
+    """
+    if ndim == 0:
+        return ()
+    if axes is None:
+        return tuple(range(ndim))
+    axes = tuple(sorted({int(ax) % ndim for ax in np.atleast_1d(axes)}))
+    return axes or None
 
 
 def _declaration(step, dialect):
@@ -192,15 +210,14 @@ def _extend(region, step, r, i, dialect):
             return False  # a view into a value not yet written
     if r.reduces is not None:
         (x,) = step.inputs
-        axes = step.attrs["axes"]
-        axes = tuple(range(x.ndim)) if axes is None else tuple(sorted(ax % max(x.ndim, 1) for ax in axes))
-        if id(x) not in region.values or x.shape != region.shape or axes != tuple(range(x.ndim)) \
-                or region.size == 0 or step.outputs[0].size != 1:
+        out, axes = step.outputs[0], reduced_axes(step.attrs["axes"], x.ndim)
+        if id(x) not in region.values or x.shape != region.shape or axes is None or region.size == 0 or \
+                not out.flags.c_contiguous or out.size * int(np.prod([x.shape[a] for a in axes])) != region.size:
             return False
-        out = step.outputs[0]
-        count = region.size if r.reduces == "mean" else None
+        count = region.size // out.size if r.reduces == "mean" else None
         region.program.append((step.op_type, None, [("v", id(x))], (), [id(out)], r.reduces))
         region.reductions.append((out, r.reduces, id(x), count))
+        region.axes[id(out)] = axes
         region.values[id(out)] = out
         region.reduced.add(id(out))
     else:
