@@ -94,6 +94,121 @@ def test_fused_reduction_within_bound(reduce, dtype, n):
     assert [reg["ops"] for reg in _regions(f)] == [5]
 
 
+# (shape, axes): a bias gradient's leading axis, a row sum's trailing one (negative), middle axes, outer ones,
+# alternating ones, a 0-d value, and regions split across the CPU threads (cpu.PARALLEL elements or more)
+PARTIAL = [((64, 256), 0), ((64, 256), -1), ((4, 5, 6), 1), ((4, 5, 6), (0, 2)), ((2, 3, 4, 5), (1, -1)),
+           ((3, 1, 5), (0, 1)), ((), None), ((40, 2000), 0), ((2000, 40), 1), ((8, 9000, 2), (-2,))]
+
+
+def _within_reduction_bound(kind, terms, axes, fused, eager):
+    """The bound of fusion.bound per result element: a sum's (log2 n + 2) eps sum|terms|, a mean's that over n
+    plus its own rounding, a max exact; NaN where eager has NaN."""
+    fused, eager = np.asarray(fused, np.float64).reshape(-1), np.asarray(eager, np.float64).reshape(-1)
+    assert np.array_equal(np.isnan(fused), np.isnan(eager))
+    if kind == "max":
+        assert np.array_equal(fused, eager, equal_nan=True)
+        return
+    keep = terms.ndim and axes is not None
+    n = terms.size // max(eager.size, 1)
+    eps = np.finfo(terms.dtype).eps
+    magnitude = np.sum(np.abs(terms.astype(np.float64)), axis=axes if keep else None).reshape(-1)
+    tol = (np.log2(max(n, 2)) + 2) * eps * magnitude
+    if kind == "mean":
+        tol = tol / n + np.spacing(np.abs(eager).astype(terms.dtype)).astype(np.float64)
+    finite = np.isfinite(eager)
+    assert np.all(np.abs(fused - eager)[finite] <= tol[finite]), np.max(np.abs(fused - eager) - tol)
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("shape, axes", PARTIAL)
+@pytest.mark.parametrize("kind", ["sum", "mean", "max"])
+def test_fused_partial_reduction_within_bound(kind, shape, axes, keepdims, dtype):
+    """A reduction over some axes ends its region (written into its result) and the region's other values are
+    still written where read later; within the bound of fusion.bound of eager per result element."""
+    x = np.random.default_rng(4).uniform(-2.0, 2.0, shape).astype(dtype)
+    reduce = getattr(gg, kind)
+
+    def fn(x):
+        y = gg.square(x * 0.5) - x
+        return reduce(y, axis=axes, keepdims=keepdims), y * 3.0
+    f = gg.function(fn, jit_compile=True)
+    f(gg.tensor(x))
+    r, y = f(gg.tensor(x))
+    r_eager, y_eager = fn(gg.tensor(x))
+    assert r.shape == r_eager.shape and r.dtype == r_eager.dtype
+    assert np.array_equal(y.numpy(), y_eager.numpy())
+    terms = np.square(x * dtype(0.5)) - x
+    normalized = None if axes is None else tuple(np.atleast_1d(axes) % max(x.ndim, 1))
+    _within_reduction_bound(kind, terms, normalized, r.numpy(), r_eager.numpy())
+    assert [reg["op_types"] for reg in _regions(f)] == [["Mul", "Square", "Sub", kind.capitalize(), "Mul"]]
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_reductions_over_different_axes_share_one_region(dtype):
+    x = np.random.default_rng(5).normal(size=(6, 7, 8)).astype(dtype)
+
+    def fn(x):
+        y = gg.square(x) * 2.0 - x  # arithmetic: eager's bits, so a max is exact
+        return gg.sum(y, axis=0), gg.max(y, axis=(1, 2), keepdims=True), gg.mean(y, axis=1), gg.sum(y)
+    f = gg.function(fn, jit_compile=True)
+    f(gg.tensor(x))
+    fused = [t.numpy() for t in f(gg.tensor(x))]
+    eager = [t.numpy() for t in fn(gg.tensor(x))]
+    terms = np.square(x) * dtype(2) - x
+    for kind, axes, g, e in zip(["sum", "max", "mean", "sum"], [(0,), (1, 2), (1,), None], fused, eager):
+        assert g.shape == e.shape
+        _within_reduction_bound(kind, terms, axes, g, e)
+    assert [reg["op_types"] for reg in _regions(f)] == [["Square", "Mul", "Sub", "Sum", "Max", "Mean", "Sum"]]
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_bias_gradient_fuses_the_relu_gradient_and_its_sum(dtype):
+    """A dense layer's backward: ReluGrad and the bias gradient's Sum over the batch axis are one region; the
+    gradient reaching it (a broadcast of the loss's) is an operand read per element, not a step."""
+    rng = np.random.default_rng(6)
+    w = gg.Variable(rng.normal(size=(16, 8)).astype(dtype))
+    b = gg.Variable(rng.normal(size=8).astype(dtype))
+
+    def fn(x):
+        with gg.GradientTape() as tape:
+            loss = gg.mean(gg.relu(gg.matmul(x, w) + b))
+        return tape.gradient(loss, [w, b])
+    f = gg.function(fn, jit_compile=True)
+    x = gg.tensor(rng.normal(size=(64, 16)).astype(dtype))
+    f(x)
+    (gw, gb), (ew, eb) = f(x), fn(x)
+    np.testing.assert_allclose(gb.numpy(), eb.numpy(), rtol=64 * np.finfo(dtype).eps)
+    np.testing.assert_allclose(gw.numpy(), ew.numpy(), rtol=64 * np.finfo(dtype).eps)
+    found = [reg["op_types"] for reg in _regions(f)]
+    assert any(ops[-2:] == ["ReluGrad", "Sum"] for ops in found), found
+    assert "fused:" in f.diagnostics()[0]
+
+
+@needs_numba
+@pytest.mark.parametrize("case", ["size-0 region", "no axes", "one element"])
+def test_reductions_that_do_not_fuse_replay_as_eager(case):
+    """A region of no elements, and a reduction over no axis, are not fused: the replay gives eager's values."""
+    shape, axes = {"size-0 region": ((0, 5), 0), "no axes": ((3, 4), ()), "one element": ((1, 1), 1)}[case]
+    x = np.random.default_rng(7).normal(size=shape).astype(np.float32)
+
+    def fn(x):
+        y = gg.exp(x) * 2.0 + 1.0
+        return gg.sum(y, axis=axes), gg.mean(y, axis=axes), y
+    f = gg.function(fn, jit_compile=True)
+    with np.errstate(all="ignore"):
+        f(gg.tensor(x))
+        fused, eager = [t.numpy() for t in f(gg.tensor(x))], [t.numpy() for t in fn(gg.tensor(x))]
+    for g, e in zip(fused, eager):
+        assert g.shape == e.shape
+        np.testing.assert_allclose(g, e, rtol=1e-6, equal_nan=True)
+    ops = [op for reg in _regions(f) for op in reg["op_types"]]
+    assert ("Sum" in ops) == (case == "one element"), ops
+
+
 @needs_numba
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_nan_and_inf_propagate_as_eager(dtype):
@@ -113,6 +228,28 @@ def test_nan_and_inf_propagate_as_eager(dtype):
         assert np.array_equal(np.isinf(g) & (g < 0), np.isinf(e) & (e < 0))
     finite = np.isfinite(eager[2])
     assert np.allclose(fused[2][finite], eager[2][finite], rtol=16 * np.finfo(dtype).eps)
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("axis", [0, 1, -1, None])
+def test_nan_and_inf_in_partial_reductions_as_eager(axis, dtype):
+    x = np.array([[1.0, np.nan, np.inf, -np.inf], [0.0, -0.0, -1.0, 2.0], [np.inf, 3.0, -np.inf, 0.5]], dtype)
+
+    def fn(x):
+        y = gg.exp(gg.log(gg.abs(x)) * 0.5) / x
+        return gg.sum(y, axis=axis), gg.max(y, axis=axis), gg.mean(y, axis=axis, keepdims=True)
+    f = gg.function(fn, jit_compile=True)
+    with np.errstate(all="ignore"):
+        f(gg.tensor(x))
+        fused = [t.numpy() for t in f(gg.tensor(x))]
+        eager = [t.numpy() for t in fn(gg.tensor(x))]
+    for g, e in zip(fused, eager):
+        assert g.shape == e.shape
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(e))
+        np.testing.assert_array_equal(np.isposinf(g), np.isposinf(e))
+        np.testing.assert_array_equal(np.isneginf(g), np.isneginf(e))
+    assert [reg["op_types"][-3:] for reg in _regions(f)] == [["Sum", "Max", "Mean"]]
 
 
 @needs_numba
