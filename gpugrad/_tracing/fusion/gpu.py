@@ -23,6 +23,7 @@ Example:
     >>> print(text.splitlines()[2])
     // in_params:  T a0
 """
+import dataclasses
 import functools
 import hashlib
 
@@ -31,7 +32,7 @@ import numpy as np
 from ...backend import kernel_source
 from . import expr
 
-__all__ = ["source", "build", "HELPERS"]
+__all__ = ["source", "reduction_kernel", "build", "HELPERS"]
 
 # maximum and minimum as np.maximum / np.minimum: a NaN operand gives NaN
 HELPERS = """#ifndef GPUGRAD_FUSION_HELPERS
@@ -58,6 +59,8 @@ def source(region):
         return f"a{r[1]}"
 
     for op_type, declared, refs, values, out_ids, reduces in region.program:
+        if reduces is not None:  # a reduction is its own kernel (reduction_kernel)
+            continue
         text, env = expr.bind(declared, [ref(r) for r in refs], values, "cuda")
         for node, oid in zip(expr.outputs(text), out_ids):
             name = names[oid] = f"v{v}"
@@ -73,9 +76,10 @@ def source(region):
         function.append(f"    const A {', '.join(f'{a} = {a}_' for a in inputs)};")
     text_body = "\n".join(["template <typename T>"] + function + body + ["}"]) + "\n"
     name = "region_" + hashlib.sha1((dtype + text_body).encode()).hexdigest()[:16]
+    ops = [p[0] for p in region.program if p[5] is None]  # its elementwise ops: the name's body holds them all
     header = [f"// gpugrad-kernel: {name}",
-              f"// A region fused by gg.function(jit_compile=True): {', '.join(region.op_types[:12])}"
-              f"{' ...' if len(region.op_types) > 12 else ''}.",
+              f"// A region fused by gg.function(jit_compile=True): {', '.join(ops[:12])}"
+              f"{' ...' if len(ops) > 12 else ''}.",
               f"// in_params:  {', '.join(f'T {a}' for a in inputs)}",
               f"// out_params: {', '.join(f'T {o}' for o in outputs)}",
               f"// operation:  {name}({', '.join(inputs + outputs)})",
@@ -84,14 +88,88 @@ def source(region):
     return name, text
 
 
-def build(region, inputs, outputs):
-    """A function of no arguments that launches ``region``'s kernel on ``inputs`` into ``outputs`` (the plan's
-    arrays); the kernel is registered (once per source) and compiled now."""
-    name, text = source(region)
-    kernel_source.register(name, text)
+# reduce_expr per kind: NaN wins a max, as cupy.max and np.maximum.reduce
+REDUCE = {"sum": "a + b", "mean": "a + b", "max": "gpugrad_max(a, b)"}
+IDENTITY = {"sum": "0", "mean": "0", "max": "-INFINITY"}
+
+
+def _mapped(region):
+    """The region's elementwise part that computes the value its reduction reduces, written as that value only."""
+    (out, kind, value, count), = region.reductions
+    mapped = dataclasses.replace(region, program=[p for p in region.program if p[5] is None],
+                                 outputs=[region.values[value]], reductions=[])
+    return mapped
+
+
+def reduction_kernel(region):
+    """The ``cupy.ReductionKernel`` arguments of ``region``'s reduction (a GPU region holds one, at its end), as a
+    dict: ``in_params`` its operands and ``int64 n`` (the count a mean divides by; a second in-param also keeps
+    CuPy 14.2 off its CUB path, which takes a temporary from the memory pool for a reduction over all axes and
+    so cannot be captured in a CUDA graph), ``out_params`` ``T r``, ``map_expr`` the region's elementwise
+    program up to the reduced value (the preamble's ``<name>_value``), ``reduce_expr``, ``post_map_expr``,
+    ``identity``, ``name`` (``gpugrad_<name>``), ``reduce_type`` (float for float16, as cupy.sum; else T),
+    ``preamble`` (the kernel file of that program, as :func:`source` writes it, and the ``_value`` function).
+
+    Example:
+        >>> import numpy as np, gpugrad as gg
+        >>> from gpugrad._tracing.capture import Capture
+        >>> from gpugrad._tracing.fusion import regions
+        >>> capture = Capture()
+        >>> x = capture.input(gg.tensor(np.ones((4, 3), np.float32)))
+        >>> with capture:
+        ...     y = gg.mean(gg.tanh(x * 2.0), axis=0)
+        >>> (region,) = regions.find(capture, capture.steps, {id(y._data)}, "gpu")
+        >>> k = reduction_kernel(region)
+        >>> k["in_params"], k["reduce_expr"], k["post_map_expr"]
+        ('T a0, int64 n', 'a + b', 'r = T(a / _type_reduce(n))')
+    """
+    (_, kind, _, _), = region.reductions
+    name, text = source(_mapped(region))
+    inputs = [f"a{k}" for k in range(len(region.inputs))]
+    value = (f"template <typename T> __device__ __forceinline__ T {name}_value("
+             f"{', '.join(f'T {a}' for a in inputs)}) {{ T m; {name}({', '.join(inputs + ['m'])}); return m; }}\n")
+    return {"in_params": ", ".join([f"T {a}" for a in inputs] + ["int64 n"]), "out_params": "T r",
+            "map_expr": f"{name}_value({', '.join(inputs)})", "reduce_expr": REDUCE[kind],
+            "post_map_expr": "r = T(a / _type_reduce(n))" if kind == "mean" else "r = T(a)",
+            "identity": IDENTITY[kind], "name": f"gpugrad_{name}",
+            "reduce_type": "float" if np.dtype(region.dtype).itemsize < 4 else None, "preamble": text + value}
+
+
+def build(region, inputs, outputs, reductions=()):
+    """A function of no arguments that launches ``region``'s kernels on ``inputs`` into ``outputs`` and
+    ``reductions`` (the plan's arrays): one ``ElementwiseKernel`` writing the values read later (none where only
+    the reduction is), then one ``ReductionKernel`` with ``out=`` the reduction's result. The elementwise kernel is
+    registered (once per source) and compiled now; each launch writes into the plan's buffers and allocates
+    nothing."""
     backend = region.device.backend
-    backend.kernel(name, np.dtype(region.dtype), backend._device_index(outputs[0]))
-    return functools.partial(backend.fused, name, *inputs, *outputs)
+    launches = []
+    if outputs:
+        name, text = source(region)
+        kernel_source.register(name, text)
+        backend.kernel(name, np.dtype(region.dtype), backend._device_index(outputs[0]))
+        launches.append(functools.partial(backend.fused, name, *inputs, *outputs))
+    if region.reductions:
+        (result, kind, _, count), = region.reductions
+        (out,) = reductions
+        axes = region.axes[id(result)]
+        spec = reduction_kernel(region)
+        kernel = _reduction_kernels.get(tuple(sorted((k, str(v)) for k, v in spec.items())))
+        if kernel is None:
+            kernel = backend.xp.ReductionKernel(**spec)
+            _reduction_kernels[tuple(sorted((k, str(v)) for k, v in spec.items()))] = kernel
+        keepdims = out.ndim == len(region.shape) and out.ndim > 0
+        launches.append(functools.partial(kernel, *inputs, region.size // max(out.size, 1), out=out, axis=axes,
+                                          keepdims=keepdims))
+    if len(launches) == 1:
+        return launches[0]
+
+    def run():
+        for launch in launches:
+            launch()
+    return run
+
+
+_reduction_kernels: dict = {}  # the ReductionKernel of each generated spec (CuPy caches its binaries per kernel)
 
 
 def sample_region(dtype="float32", n=1024):

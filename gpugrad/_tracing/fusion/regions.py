@@ -8,7 +8,8 @@ update, a matmul or convolution without an expression, a host read): those end i
 outside a region is read per element as the region's shape broadcasts it: the whole shape (C order),
 one element, a trailing part (``i % m``) or a leading part (``i // d``); any other layout ends the
 region. A region's values are written only where a later step reads them, the function returns
-them, or a view looks into them (its *outputs*); the others live in registers.
+them, or a view looks into them (its *outputs*); the others live in registers. On a GPU a region holds one
+reduction, which ends it (:mod:`.gpu`: one ``ReductionKernel``).
 
 Example:
     >>> import numpy as np, gpugrad as gg
@@ -147,7 +148,7 @@ def _declaration(step, dialect):
                 isinstance(step.attrs.get(p), (int, float, np.integer, np.floating))
                 and not isinstance(step.attrs.get(p), bool) for p in params)):
             return None
-    elif dialect != "cpu" or r.reduces not in ("sum", "mean", "max") or len(step.inputs) != 1 or \
+    elif r.reduces not in ("sum", "mean", "max") or len(step.inputs) != 1 or \
             step.attrs is None or "axes" not in step.attrs:
         return None
     return r
@@ -179,6 +180,9 @@ def find(capture, steps, returned, dialect):
                 regions.append(region)
 
     for i, s in enumerate(steps):
+        if dialect != "cpu" and current is not None and current.reductions:
+            close(current, i)  # on a GPU a reduction ends its region: one ReductionKernel each
+            current = None
         r = _declaration(s, dialect)
         if r is not None and current is not None and not _extend(current, s, r, i, dialect):
             close(current, i)
@@ -209,6 +213,8 @@ def _extend(region, step, r, i, dialect):
         if id(a) not in region.values and id(_root_array(a)) in region.values:
             return False  # a view into a value not yet written
     if r.reduces is not None:
+        if dialect != "cpu" and region.reductions:
+            return False
         (x,) = step.inputs
         out, axes = step.outputs[0], reduced_axes(step.attrs["axes"], x.ndim)
         if id(x) not in region.values or x.shape != region.shape or axes is None or region.size == 0 or \

@@ -97,11 +97,11 @@ if _os.environ.get("GPUGRAD_STAND_IN_CUPY") != "1":
 from . import _dtypes, _names, _record, _transfers, cuda, random  # noqa: E402
 from ._array import cast as _cast, from_host as _from_host, is_float as _is_float, ndarray  # noqa: E402
 from ._array import strict as _strict, to_host as _to_host, wrap as _wrap  # noqa: E402
-from ._kernel import ElementwiseKernel  # noqa: E402
+from ._kernel import ElementwiseKernel, ReductionKernel  # noqa: E402
 from ._ufunc import contiguous as _contiguous, operand as _operand, ufunc  # noqa: E402
 
 __version__ = "14.2.0+stand-in"
-__all__ = ["ElementwiseKernel", "array", "asanyarray", "asarray", "asnumpy", "clip", "cuda", "from_dlpack",
+__all__ = ["ElementwiseKernel", "ReductionKernel", "array", "asanyarray", "asarray", "asnumpy", "clip", "cuda", "from_dlpack",
            "get_default_memory_pool", "is_available", "lib", "ndarray", "random", "take", "take_along_axis",
            "ufunc", "where"]
 

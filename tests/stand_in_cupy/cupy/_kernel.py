@@ -132,3 +132,135 @@ def _values(params):
 
 
 _record.watch_class(ElementwiseKernel, lambda _: "cupy.ElementwiseKernel")
+
+
+# ---------------------------------------------------------------------------------------------------- ReductionKernel
+# CuPy 14.2's cupy/_core/_reduction.pyx: ReductionKernel(in_params, out_params, map_expr, reduce_expr,
+# post_map_expr, identity, name='reduce_kernel', reduce_type=None, reduce_dims=True, preamble='', options=());
+# __call__(*args, out=None, axis=None, keepdims=False, stream=None). _call tries CUB first (try_use_cub=True, the
+# default "cub" accelerator): one in-arg and one out-arg, a C-contiguous operand reduced over trailing axes of 128
+# elements or more (_cub_reduction.pyx _can_use_cub_block_reduction); over all axes that path allocates a work
+# area from the memory pool (_cub_two_pass_launch: memory.alloc). The kernel's code is
+# "typedefs, preamble, #define REDUCE(a, b) (reduce_expr), #define POST_MAP(a) (post_map_expr),
+# typedef reduce_type _type_reduce", each thread folding static_cast<_type_reduce>(map_expr) into
+# _type_reduce(identity).
+_CUB_REDUCE_SIZE_THRESHOLD = 128
+_REDUCE = {"a + b": np.add, "gpugrad_max(a, b)": np.maximum}  # the reduce_exprs of gpugrad's regions
+_CTYPES = {"float": np.float32, "double": np.float64}
+
+
+class ReductionKernel:
+    """A reduction of a fused region: its map (the preamble's kernel file, built for the host), then its
+    reduce_expr in reduce_type over ``axis``, then its post_map_expr."""
+
+    @_record.calls_recorded("cupy.ReductionKernel")
+    def __init__(self, in_params, out_params, map_expr, reduce_expr, post_map_expr, identity, name="reduce_kernel",
+                 reduce_type=None, reduce_dims=True, preamble="", options=()):
+        import re
+
+        from gpugrad.backend import kernel_source
+
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise ValueError(f'Invalid kernel name: "{name}"')
+        if not name.startswith(_PREFIX):
+            raise NotImplementedError(f"the CuPy stand-in runs gpugrad's reduction kernels only, not {name!r}")
+        self.name = name
+        self.identity = "" if identity is None else str(identity)
+        self.in_params = kernel_source.parse_params(in_params)
+        self.out_params = kernel_source.parse_params(out_params)
+        self.nin, self.nout = len(self.in_params), len(self.out_params)
+        self.reduce_type = self.out_params[0].type if reduce_type is None else reduce_type
+        self._source = kernel_source.parse(preamble, name[len(_PREFIX):])
+        arrays = [p.name for p in self._source.inputs]
+        post = re.fullmatch(r"(\w+) = T\(a( / _type_reduce\((\w+)\))?\)", post_map_expr)
+        if map_expr != f"{name[len(_PREFIX):]}_value({', '.join(arrays)})" or reduce_expr not in _REDUCE or \
+                post is None or post.group(1) != self.out_params[0].name or self.nout != 1 or \
+                [p.name for p in self.in_params[:len(arrays)]] != arrays:
+            raise NotImplementedError(f"{name!r}: the stand-in runs the map of its preamble's kernel, "
+                                      "a sum or max, and a post-map dividing by an in-param at most")
+        self._reduce, self._divisor = _REDUCE[reduce_expr], post.group(3)
+        self._built = None
+
+    @_record.calls_recorded("cupy.ReductionKernel.__call__")
+    def __call__(self, *args, **kwargs):
+        out = kwargs.pop("out", None)
+        axis = kwargs.pop("axis", None)
+        keepdims = kwargs.pop("keepdims", False)
+        kwargs.pop("stream", None)
+        if kwargs:
+            raise TypeError(f"Wrong arguments {kwargs}")
+        if len(args) not in (self.nin, self.nin + self.nout):
+            raise TypeError(f"Wrong number of arguments for {self.name}")
+        outputs = list(args[self.nin:])
+        if out is not None:
+            if self.nout != 1:
+                raise NotImplementedError("")
+            if outputs:
+                raise ValueError("cannot specify 'out' as both a positional and keyword argument")
+            outputs = [out]
+        inputs = args[:self.nin]
+        bound = {}
+        for p, value in list(zip(self.in_params, inputs)) + list(zip(self.out_params, outputs)):
+            if isinstance(value, ndarray):
+                want = bound.setdefault(p.type, value._host.dtype) if p.placeholder else np.dtype(p.type)
+                if value._host.dtype != want:
+                    raise TypeError(f"Type is mismatched. {p.name} {value._host.dtype} {want}")
+        arrays = [a._host for a in inputs[:len(self._source.inputs)]]
+        shape = np.broadcast_shapes(*[a.shape for a in arrays])
+        ndim = len(shape)
+        axes = tuple(range(ndim)) if axis is None else tuple(sorted(a % max(ndim, 1) for a in np.atleast_1d(axis)))
+        if len(set(axes)) != len(axes):
+            raise ValueError("duplicate value in 'axis'")
+        out_shape = tuple(1 if k in axes else n for k, n in enumerate(shape) if keepdims or k not in axes)
+        for o in outputs:
+            if not isinstance(o, ndarray):
+                raise TypeError("Output arguments type must be cupy.ndarray")
+            if o.shape != out_shape:
+                raise ValueError("Out shape is mismatched")
+        if outputs and outputs[0].size == 0:
+            return outputs[0]
+        if self.identity == "" and 0 in shape:
+            raise ValueError(f"zero-size array to reduction operation {self.name} which has no identity")
+        if cuda._capturing():
+            if not outputs:
+                cuda._refuse(f"reduction kernel {self.name!r} without its output (an allocation)")
+            if self._takes_cub_temporaries(inputs, outputs, shape, axes):
+                cuda._refuse_temporaries(f"ReductionKernel {self.name!r} over all axes through CUB")
+            cuda._defer(lambda: self._run(arrays, inputs, shape, axes, keepdims, outputs[0]._host), self.name)
+            return outputs[0]
+        if outputs:
+            self._run(arrays, inputs, shape, axes, keepdims, outputs[0]._host)
+            return outputs[0]
+        return ndarray._of(self._run(arrays, inputs, shape, axes, keepdims, None))
+
+    def _takes_cub_temporaries(self, inputs, outputs, shape, axes):
+        """Whether CuPy 14.2 runs this call through CUB's two-pass reduction, which allocates its work area."""
+        if len(inputs) != 1 or len(outputs) != 1 or not isinstance(inputs[0], ndarray):
+            return False
+        x = inputs[0]._host
+        trailing = axes and axes == tuple(range(axes[0], len(shape))) and x.flags.c_contiguous
+        size = int(np.prod([shape[a] for a in axes], dtype=np.int64))
+        return bool(trailing) and len(axes) == len(shape) and size >= _CUB_REDUCE_SIZE_THRESHOLD
+
+    def _run(self, arrays, inputs, shape, axes, keepdims, out):
+        if self._built is None:
+            from gpugrad._tools.kernelcheck import host
+
+            workdir = os.environ.get("CUPY_CACHE_DIR")
+            self._built = host.build(self._source, workdir and os.path.join(workdir, "stand-in-host-builds"))
+        mapped = np.empty(shape, np.result_type(*arrays))
+        self._built(*arrays, mapped)
+        reduce_type = _CTYPES.get(self.reduce_type, mapped.dtype.type)
+        with np.errstate(all="ignore"):
+            a = self._reduce.reduce(mapped.astype(reduce_type), axis=axes, keepdims=keepdims)
+            if self._divisor is not None:
+                divisor = dict(zip([p.name for p in self.in_params], inputs))[self._divisor]
+                a = np.true_divide(a, reduce_type(_values({"n": divisor})["n"]))
+        result = np.asarray(a).astype(mapped.dtype)
+        if out is None:
+            return result
+        out[...] = result
+        return out
+
+
+_record.watch_class(ReductionKernel, lambda _: "cupy.ReductionKernel")
