@@ -408,6 +408,105 @@ def test_stand_in_gpu_nan_and_inf_propagate(stand_in_cache):
     assert out.strip().endswith("ok")
 
 
+_STAND_IN_REDUCTIONS = """
+import json, numpy as np, gpugrad as gg
+rng = np.random.default_rng(8)
+report = []
+for dtype in (np.float16, np.float32, np.float64):
+    for kind in ("sum", "mean", "max"):
+        for shape, axes in [((64, 256), 0), ((64, 256), -1), ((4, 5, 6), (0, 2)), ((4, 5, 6), 1), ((300,), None)]:
+            for keepdims in (False, True):
+                x = rng.uniform(-2.0, 2.0, shape).astype(dtype)
+                b = rng.uniform(-1.0, 1.0, shape[-1]).astype(dtype)
+                def fn(x, b, reduce=getattr(gg, kind), axes=axes, keepdims=keepdims):
+                    y = gg.square(x * 0.5) - x + b  # b: an operand read along the rows
+                    return reduce(y, axis=axes, keepdims=keepdims), y * 3.0
+                X, B = gg.tensor(x, device="cuda"), gg.tensor(b, device="cuda")
+                f = gg.function(fn, jit_compile=True)
+                f(X, B)
+                (r, y), (r_eager, y_eager) = f(X, B), fn(X, B)
+                (trace,) = f._traces.values()
+                terms = y_eager.numpy().astype(np.float64) / 3.0
+                normalized = None if axes is None else tuple(np.atleast_1d(axes) % len(shape))
+                n = terms.size // r_eager.numpy().size
+                tol = (np.log2(max(n, 2)) + 2) * np.finfo(dtype).eps * np.sum(np.abs(terms), axis=normalized)
+                tol = tol / n if kind == "mean" else tol
+                tol = (0 * tol if kind == "max" else tol).reshape(-1) + np.spacing(
+                    np.abs(r_eager.numpy()).reshape(-1).astype(dtype)) * (kind == "mean")
+                diff = np.abs(r.numpy().astype(np.float64) - r_eager.numpy()).reshape(-1)
+                report.append([np.dtype(dtype).name, kind, str(shape), str(axes), keepdims,
+                               [g["op_types"] for g in trace.plan.stats["fusion"]["regions"]],
+                               r.shape == r_eager.shape, bool(np.array_equal(y.numpy(), y_eager.numpy())),
+                               bool(np.all(diff <= tol)), trace.plan.stats.get("graph", "")])
+print(json.dumps(report))
+"""
+
+
+def test_stand_in_gpu_fuses_reductions_over_any_axes_within_bound(stand_in_cache):
+    """On the stand-in GPU a region ending in a reduction (sum, mean, max; any axes; keepdims or not; float16,
+    float32, float64) is one generated ElementwiseKernel program reduced by one ReductionKernel, held in the
+    plan's CUDA graph, within the bound of the eager CuPy path."""
+    import json
+
+    from .conftest import run_in_stand_in
+    report = json.loads(run_in_stand_in(_STAND_IN_REDUCTIONS, stand_in_cache).splitlines()[-1])
+    assert len(report) == 3 * 3 * 5 * 2
+    for dtype, kind, shape, axes, keepdims, found, same_shape, same_y, within, graph in report:
+        case = (dtype, kind, shape, axes, keepdims)
+        assert found == [["Mul", "Square", "Sub", "Add", kind.capitalize()]], (case, found)
+        assert same_shape and same_y and within, case
+        assert "2 of 2 steps graphed" in graph, (case, graph)
+
+
+def test_stand_in_reduction_kernel_follows_cupy(stand_in_cache):
+    """The stand-in's ReductionKernel refuses what CuPy 14.2's does, and, as CuPy's CUB path allocates a work
+    area for a reduction over all axes of one operand, refuses that call while a stream captures."""
+    from .conftest import run_in_stand_in
+    out = run_in_stand_in("""
+        import numpy as np, pytest, cupy, gpugrad as gg
+        from gpugrad._tracing.capture import Capture
+        from gpugrad._tracing.fusion import gpu, regions
+        capture = Capture()
+        x = capture.input(gg.tensor(np.ones((4, 200), np.float32), device="cuda"))
+        with capture:
+            y = gg.sum(gg.square(x * 2.0))
+        (region,) = regions.find(capture, capture.steps, {id(y._data)}, "gpu")
+        spec = gpu.reduction_kernel(region)
+        k = cupy.ReductionKernel(**spec)
+        a = cupy.asarray(np.linspace(-1, 1, 800, dtype=np.float32).reshape(4, 200))
+        out = cupy.empty((), np.float32)
+        k(a, 800, out=out)
+        assert np.isclose(float(out.get()), np.sum(np.square(np.linspace(-1, 1, 800, dtype=np.float32) * 2)))
+        with pytest.raises(ValueError, match="Invalid kernel name"):
+            cupy.ReductionKernel(**dict(spec, name="no name"))
+        with pytest.raises(TypeError, match="Wrong arguments"):
+            k(a, 800, out=out, dtype=np.float32)
+        with pytest.raises(TypeError, match="Wrong number of arguments"):
+            k(a)
+        with pytest.raises(ValueError, match="both"):
+            k(a, 800, out, out=out)
+        with pytest.raises(ValueError, match="Out shape is mismatched"):
+            k(a, 800, out=cupy.empty((4,), np.float32))
+        with pytest.raises(TypeError, match="Type is mismatched"):
+            k(a.astype(np.float64), 800, out=out)
+        with pytest.raises(ValueError, match="no identity"):
+            cupy.ReductionKernel(**dict(spec, identity=None))(cupy.empty((0, 3), np.float32), 0, axis=0)
+        one = cupy.ReductionKernel(**dict(spec, in_params="T a0"))  # one operand, one result: CuPy's CUB path
+        stream = cupy.cuda.Stream(non_blocking=True)
+        with stream:
+            stream.begin_capture()
+            with pytest.raises(Exception, match="temporaries"):
+                one(a, out=out)
+            stream.end_capture()
+        with stream:
+            stream.begin_capture()
+            k(a, 800, out=out)  # two in-params: CuPy's own kernel, allocating nothing
+            stream.end_capture().launch(stream)
+        print("ok")
+    """, stand_in_cache)
+    assert out.strip().endswith("ok")
+
+
 def test_sample_regions_compile_with_nvrtc_for_sm90(tmp_path):
     """A region of every op that declares an expression, generated for float16, float32 and float64, compiles
     through NVRTC for sm_90 as CuPy compiles it (the kernel check of kernels/)."""
