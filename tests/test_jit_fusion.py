@@ -508,8 +508,9 @@ def test_stand_in_reduction_kernel_follows_cupy(stand_in_cache):
 
 
 def test_sample_regions_compile_with_nvrtc_for_sm90(tmp_path):
-    """A region of every op that declares an expression, generated for float16, float32 and float64, compiles
-    through NVRTC for sm_90 as CuPy compiles it (the kernel check of kernels/)."""
+    """A region of every op that declares an expression, and a region ending in a reduction (its ReductionKernel's
+    preamble), generated for float16, float32 and float64, compile through NVRTC for sm_90 as CuPy compiles them
+    (the kernel check of kernels/)."""
     from gpugrad._tools.kernelcheck import nvrtc
     from gpugrad._tracing.fusion import gpu
 
@@ -518,6 +519,8 @@ def test_sample_regions_compile_with_nvrtc_for_sm90(tmp_path):
     for dtype in ("float16", "float32", "float64"):
         name, text = gpu.source(gpu.sample_region(dtype))
         (tmp_path / f"{name}.cu").write_text(text)
+        reduction = gpu.sample_reduction(dtype)  # its map's kernel file and the _value function map_expr calls
+        (tmp_path / f"{reduction['name'][len('gpugrad_'):]}.cu").write_text(reduction["preamble"])
     code, results, stderr = nvrtc.run_in_subprocess(tmp_path, jobs=1)
     assert code == 0 and results and all(r["ok"] for r in results), stderr + str([r["error"] for r in results])
     assert {r["layout"] for r in results} >= {"standalone", "contiguous"}

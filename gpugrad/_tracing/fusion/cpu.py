@@ -96,11 +96,14 @@ def layout(region):
     of row ``q`` as ``sum((q // div % mod) * stride for div, mod, stride in terms)`` (``mod`` None: no ``%``).
 
     Example:
-        >>> import types
-        >>> r = types.SimpleNamespace(shape=(64, 256), size=64 * 256, reductions=[(np.empty(256), "sum", 0, None)],
-        ...                           axes={id(None): None})
-        >>> r.axes = {id(r.reductions[0][0]): (0,)}
-        >>> layout(r)  # a bias gradient: rows of 256, each added into the result along the row
+        >>> import gpugrad as gg
+        >>> from gpugrad._tracing.capture import Capture
+        >>> capture = Capture()
+        >>> x = capture.input(gg.tensor(np.ones((64, 256), np.float32)))
+        >>> with capture:
+        ...     y = gg.sum(gg.relu(x) * 2.0, axis=0)
+        >>> (region,) = regions.find(capture, capture.steps, {id(y._data)}, "cpu")
+        >>> layout(region)  # a bias gradient: rows of 256, each added into the result along the row
         (256, [(True, [])])
     """
     keys = [region.axes[id(out)] for out, _, _, _ in region.reductions]

@@ -203,3 +203,30 @@ def sample_region(dtype="float32", n=1024):
         region.op_types.append(op_type)
         previous = ("v", id(outs[0]))
     return region
+
+
+def sample_reduction(dtype="float32", kind="mean", shape=(64, 256), axes=(0,)):
+    """The ``cupy.ReductionKernel`` arguments (:func:`reduction_kernel`) of a sample region ending in a reduction:
+    a bias gradient's ``ReluGrad`` and its ``Sum``-like reduction over ``axes``; what the kernel check compiles
+    for sm_90 (its preamble: the map's kernel file) beside :func:`sample_region`.
+
+    Example:
+        >>> sample_reduction("float16", "max")["reduce_type"], sample_reduction()["post_map_expr"]
+        ('float', 'r = T(a / _type_reduce(n))')
+    """
+    from ...ops.replay import lookup
+    from .regions import Region
+
+    dtype = np.dtype(dtype)
+    region = Region(0, tuple(shape), dtype, None)
+    region.inputs = [np.empty(shape, dtype) for _ in range(2)]
+    region.indexing = [("full",)] * 2
+    value = np.empty(shape, dtype)
+    region.program.append(("ReluGrad", lookup("ReluGrad").expression, [("in", 0), ("in", 1)], [], [id(value)], None))
+    region.values[id(value)] = value
+    result = np.empty([n for k, n in enumerate(shape) if k not in axes], dtype)
+    region.program.append((kind.capitalize(), None, [("v", id(value))], (), [id(result)], kind))
+    region.reductions.append((result, kind, id(value), value.size // max(result.size, 1)))
+    region.axes[id(result)] = tuple(axes)
+    region.op_types = ["ReluGrad", kind.capitalize()]
+    return reduction_kernel(region)
