@@ -526,6 +526,23 @@ def test_sample_regions_compile_with_nvrtc_for_sm90(tmp_path):
     assert {r["layout"] for r in results} >= {"standalone", "contiguous"}
 
 
+def test_sample_reduction_kernels_compile_as_cupy_generates_them_for_sm90():
+    """The whole ReductionKernel CuPy 14.2 generates for a region ending in a sum, mean or max (float16, float32,
+    float64; its own kernel, not CUB) compiles through NVRTC for sm_90."""
+    import json
+    import subprocess
+    import sys
+
+    from .conftest import needs_cupy
+    needs_cupy()
+    code = ("import json; from gpugrad._tools.kernelcheck import nvrtc\n"
+            "for r in nvrtc.check_sample_reductions(): print(json.dumps(r))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    results = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert done.returncode == 0 and len(results) == 9, done.stderr
+    assert all(r["ok"] for r in results), [r["error"] for r in results if not r["ok"]]
+
+
 @needs_numba
 def test_a_region_is_compiled_once_and_cached_on_disk(tmp_path, monkeypatch):
     monkeypatch.setenv("GPUGRAD_CACHE_DIR", str(tmp_path))

@@ -231,6 +231,61 @@ def check_kernel(name, directory=None, arch=ARCH):
     return results
 
 
+def reduction_source(spec, dtype, in_ndim=2, out_ndim=1, block_size=512):
+    """The CUDA source CuPy 14.2 generates for ``cupy.ReductionKernel(**spec)`` called on C-contiguous float
+    arrays of ``dtype`` (``in_ndim`` axes after CuPy folds them, a result of ``out_ndim``) with scalar in-params,
+    off its CUB path (its own kernel: ``_ReductionKernel_get_cached_function_code``), and its options.
+
+    ``spec`` holds ReductionKernel's arguments, e.g. :func:`gpugrad._tracing.fusion.gpu.reduction_kernel`'s.
+    """
+    import numpy as np
+
+    cupy = patch_cupy()
+    from cupy._core import _carray, _kernel, _reduction, _scalar
+
+    rk = cupy.ReductionKernel(**spec)
+    dtype = np.dtype(dtype)
+
+    def info(p, ndim):  # a param of a placeholder type is an array here, one of a named type a scalar
+        if p.dtype is None:
+            return _kernel._ArgInfo(1, cupy.ndarray, dtype, ndim, True, True)
+        return _kernel._ArgInfo(3, _scalar.CScalar, np.dtype(p.dtype), 0, True, True)
+    in_types = tuple(dtype.type if p.dtype is None else None for p in rk.in_params)
+    _, _, type_map = _kernel._decide_params_type(rk.in_params, rk.out_params, in_types, (dtype.type,))
+    type_map = _kernel._TypeMap(type_map._pairs + (("IndexT", np.int32),))
+    infos = tuple([info(p, in_ndim) for p in rk.in_params] + [info(p, out_ndim) for p in rk.out_params] +
+                  [_kernel._ArgInfo(2, _carray.Indexer, None, in_ndim, True, True),
+                   _kernel._ArgInfo(2, _carray.Indexer, None, out_ndim, True, True),
+                   _kernel._ArgInfo(3, _scalar.CScalar, np.dtype(np.int32), 0, True, True)])
+    code = _reduction._ReductionKernel_get_cached_function_code(
+        rk.nin, rk.nout, rk._params, infos, type_map, rk.name, block_size, rk.reduce_type, rk.identity,
+        rk.map_expr, rk.reduce_expr, rk.post_map_expr, rk.preamble, rk.options)
+    return code, tuple(rk.options)
+
+
+def check_sample_reductions(arch=ARCH):
+    """Compile the ReductionKernel of a sample fused region ending in a reduction (fusion.gpu.sample_reduction;
+    sum, mean and max; float16, float32, float64) as CuPy generates it; one result dict each."""
+    from ..._tracing.fusion import gpu
+
+    results = []
+    for dtype in ("float16", "float32", "float64"):
+        for kind in ("sum", "mean", "max"):
+            spec = gpu.sample_reduction(dtype, kind)
+            result = {"kernel": spec["name"], "dtypes": f"T={dtype}", "layout": f"reduction-{kind}", "ok": True,
+                      "error": ""}
+            start = time.perf_counter()
+            try:
+                code, options = reduction_source(spec, dtype)
+                result["cubin_bytes"] = len(compile_source(code, options, arch))
+            except Exception as exc:  # the compiler's message is the result
+                result["ok"] = False
+                result["error"] = f"{type(exc).__name__}: {exc}"
+            result["seconds"] = round(time.perf_counter() - start, 3)
+            results.append(result)
+    return results
+
+
 def check(directory=None, names=None, arch=ARCH, jobs=1):
     """Compile every kernel variant, in ``jobs`` worker processes; one result dict each."""
     names = list(names or kernel_source.names(directory))

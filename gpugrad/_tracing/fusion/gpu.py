@@ -39,6 +39,8 @@ HELPERS = """#ifndef GPUGRAD_FUSION_HELPERS
 #define GPUGRAD_FUSION_HELPERS
 template <typename A> __device__ __forceinline__ A gpugrad_max(A a, A b) { return (a > b || a != a) ? a : b; }
 template <typename A> __device__ __forceinline__ A gpugrad_min(A a, A b) { return (a < b || a != a) ? a : b; }
+// +infinity as a float (NVRTC's headers in CuPy's kernels define no INFINITY): a max's identity
+#define GPUGRAD_INFINITY __int_as_float(0x7f800000)
 #endif
 """
 
@@ -90,7 +92,7 @@ def source(region):
 
 # reduce_expr per kind: NaN wins a max, as cupy.max and np.maximum.reduce
 REDUCE = {"sum": "a + b", "mean": "a + b", "max": "gpugrad_max(a, b)"}
-IDENTITY = {"sum": "0", "mean": "0", "max": "-INFINITY"}
+IDENTITY = {"sum": "0", "mean": "0", "max": "-GPUGRAD_INFINITY"}
 
 
 def _mapped(region):
