@@ -7,8 +7,11 @@ Per element of each result, in float32 and float64, given the same operands:
 - a transcendental call (``exp``, ``log``, ``tanh``, ``sin``, ...; libm's on the CPU, CUDA's on a GPU, where
   eager runs NumPy's or CuPy's loops) is within :data:`TRANSCENDENTAL_ULPS` ulp of eager's result;
 - a hot gradient's ``math`` may order its arithmetic unlike its eager formula: one ulp per operation of it;
-- a sum or mean over ``n`` terms is within ``(log2(n) + 2) * eps * sum(|terms|)`` of NumPy's pairwise sum
-  (the fused sum adds in float64, so the difference is NumPy's own rounding); a max gives eager's bits;
+- each element of a sum or mean (over any axes) of ``n`` terms is within ``(log2(n) + 2) * eps * sum(|terms|)``
+  of eager's (on the CPU the fused sum adds in float64, so the difference is NumPy's own rounding; on a GPU
+  CuPy's reduction adds in float for 16-bit and float32, double for float64, as eager's ``cupy.sum``); a max
+  gives eager's bits; the chunks a CPU region is split into are combined in chunk order, so a result does
+  not depend on thread timing;
 - NaN and infinities propagate as in eager (a NaN term makes a sum, mean and max NaN).
 
 A chain passes each op's difference on as the math does (its condition number): :func:`ulps` gives one op's

@@ -160,8 +160,9 @@ def build(region, inputs, outputs, reductions=()):
             kernel = backend.xp.ReductionKernel(**spec)
             _reduction_kernels[tuple(sorted((k, str(v)) for k, v in spec.items()))] = kernel
         keepdims = out.ndim == len(region.shape) and out.ndim > 0
-        launches.append(functools.partial(kernel, *inputs, region.size // max(out.size, 1), out=out, axis=axes,
-                                          keepdims=keepdims))
+        reduce = functools.partial(kernel, *inputs, region.size // max(out.size, 1), out=out, axis=axes,
+                                   keepdims=keepdims)
+        launches.append(functools.partial(_on_device, backend, backend._device_index(out), reduce))
     if len(launches) == 1:
         return launches[0]
 
@@ -169,6 +170,14 @@ def build(region, inputs, outputs, reductions=()):
         for launch in launches:
             launch()
     return run
+
+
+def _on_device(backend, index, launch):
+    """``launch()`` with device ``index`` current (a ReductionKernel launches on the current device)."""
+    if index != backend._get_device():
+        with backend.xp.cuda.Device(index):
+            return launch()
+    return launch()
 
 
 _reduction_kernels: dict = {}  # the ReductionKernel of each generated spec (CuPy caches its binaries per kernel)
