@@ -2,7 +2,8 @@
 
 :func:`fuse` replaces each region a trace's steps hold (:mod:`.regions`) by one :class:`FusedStep`: on
 the CPU a numba loop (:mod:`.cpu`, the ``gpugrad[jit]`` extra), on a GPU one generated
-``ElementwiseKernel`` and, for a region ending in a reduction, one ``ReductionKernel`` (:mod:`.gpu`). The plan then shares buffers and builds its CUDA graph segments over
+``ElementwiseKernel`` and, for a region ending in a reduction, one ``ReductionKernel`` (:mod:`.gpu`).
+The plan then shares buffers and builds its CUDA graph segments over
 the fused steps as over any kernel step. What a fused region computes is held to :mod:`.bound`.
 
 Example:

@@ -231,7 +231,8 @@ def source(region, chunks):
         if bases[j][0]:
             continue
         if kind == "max":
-            lines += [f"        e{j} = p{j}[base{j}]", f"        if (acc{j} > e{j} or acc{j} != acc{j}) and e{j} == e{j}:",
+            lines += [f"        e{j} = p{j}[base{j}]",
+                      f"        if (acc{j} > e{j} or acc{j} != acc{j}) and e{j} == e{j}:",
                       f"            p{j}[base{j}] = acc{j}"]
         else:
             lines.append(f"        p{j}[base{j}] += acc{j}")

@@ -1,14 +1,19 @@
-"""A GPU region as one generated ``ElementwiseKernel``: its ops' expressions in registers, its outputs written once.
+"""A GPU region as one generated ``ElementwiseKernel``, and a ``ReductionKernel`` where a reduction ends it.
 
-:func:`source` writes a region (:class:`.regions.Region`, elementwise ops only on a GPU) as a kernel file in
+:func:`source` writes a region's elementwise ops (:class:`.regions.Region`) as a kernel file in
 the format of ``kernels/`` (:mod:`gpugrad.backend.kernel_source`): a header (``in_params`` its operands,
 ``out_params`` the values it writes, ``dtypes`` the region's), then a ``__device__`` function computing every
 op's declared expression in the compute type ``A`` (float for 16-bit storage and float32, double for
 float64), each value rounded to the storage type as the unfused kernels round it. Nothing is contracted into
 an FMA beyond what NVRTC does for the unfused kernels. :func:`build` registers it under a name made of its
 hash and launches it through the backend's ``fused`` (CuPy compiles it once per dtype and device and caches
-it); it writes into the plan's buffers and allocates nothing, so a CUDA graph holds it. The CuPy stand-in
-(``tests/stand_in_cupy``) builds the same source for the host.
+it); it writes into the plan's buffers and allocates nothing, so a CUDA graph holds it. A region ending in a
+reduction (sum, mean, max over any axes) is also one ``cupy.ReductionKernel`` (:func:`reduction_kernel`): its
+map recomputes the region's program from the operands in registers, and it writes with ``out=`` into the
+plan's buffer through CuPy's own reduction kernel (never its CUB path: see there), allocating nothing. The
+values such a region writes besides its result are written by its ``ElementwiseKernel``: a ReductionKernel's
+out-params are indexed by the result's index, not the operands', so it cannot write them. The CuPy stand-in
+(``tests/stand_in_cupy``) builds the same sources for the host.
 
 Example:
     >>> import numpy as np, gpugrad as gg

@@ -2,8 +2,8 @@
 
 :func:`find` walks a trace's steps in order and groups consecutive kernel steps whose declaration
 (:mod:`gpugrad.ops.replay`) gives an elementwise ``expression``, over float arrays of one dtype and one
-iteration shape, together with reductions of a region's value over any of its axes (``reduces``: sum, mean, max; keepdims
-or not) whose results no step of the region reads. A region never spans a call step (an optimizer's
+iteration shape, together with reductions of a region's value over any of its axes (``reduces``: sum,
+mean, max; keepdims or not) whose results no step of the region reads. A region never spans a call step (an optimizer's
 update, a matmul or convolution without an expression, a host read): those end it. Each operand from
 outside a region is read per element as the region's shape broadcasts it: the whole shape (C order),
 one element, a trailing part (``i % m``) or a leading part (``i // d``); any other layout ends the
