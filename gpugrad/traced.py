@@ -255,7 +255,8 @@ class Function:
             calls = ", ".join(st["calls"][:12]) + (" ..." if len(st["calls"]) > 12 else "")
             lines.append(f"trace {i} ({where}): {st['kernel_steps']} kernel steps, {st['call_steps']} call steps"
                          f"{' (' + calls + ')' if calls else ''}, {st['buffers']} buffers "
-                         f"({st['buffers_shared']} outputs in shared buffers); {st.get('graph', 'no CUDA graph')}"
+                         f"({st['buffers_shared']} outputs in shared buffers{_in_place(st)}); "
+                         f"{st.get('graph', 'no CUDA graph')}"
                          f"{_guarded(trace.guards)}{'; traced again: ' + trace.why if trace.why else ''}"
                          f"{_fusion_line(st.get('fusion'))}")
         return lines
@@ -446,6 +447,15 @@ def _guarded(guards):
     if guards is None:
         return ""
     return f"; guards: {len(guards)} Python values, {guards.n_modules} modules"
+
+
+def _in_place(st):
+    """The diagnostics' words on a CPU plan's binding (``gpugrad._tracing.binding``): inputs read where the caller
+    holds them, results written into the array the call returns."""
+    n_in, n_out = st.get("inputs_in_place", 0), st.get("results_in_place", 0)
+    if not (n_in or n_out):
+        return ""
+    return f", {n_in} inputs read in place, {n_out} results written in place"
 
 
 def _fusion_line(fusion):

@@ -138,8 +138,8 @@ def plan_binding(capture, steps, outputs, moved):
     if not bound:
         return None, (0, 0)
     touched = sorted({i for key in bound for i in readers.get(key, []) + writers.get(key, [])})
-    roots = [_root_array(a) for a in list(capture.buffers.values()) + list(moved.values())
-             + [v._data for v in capture.variables.values()]]
+    kept = [a for key, a in capture.buffers.items() if key not in moved]  # (a moved one is the plan's no more)
+    roots = [_root_array(a) for a in kept + list(moved.values()) + [v._data for v in capture.variables.values()]]
     binding = Binding(copied, in_place, fresh, [(i, rebinders[i]) for i in touched], {id(a) for a in roots}, roots)
     return binding, (len(in_place), len(fresh))
 
