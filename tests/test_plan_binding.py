@@ -4,6 +4,7 @@ results written into the fresh arrays a call returns; and everywhere it must not
 The oracle is the eager call (a replay without fusion gives its bits) and, for ``jit_compile=True``, the same
 plan with the binding off (``IN_PLACE_BYTES`` out of reach): a speed mechanism that changes no bit.
 """
+import functools
 import importlib.util
 import threading
 
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 import gpugrad as gg
-from gpugrad._tracing import binding, kernels
+from gpugrad._tracing import binding
 from gpugrad._tracing.fusion import cpu as fused_cpu
 
 N = 1 << 15  # float32 elements: 128 KiB, past binding.IN_PLACE_BYTES
@@ -49,27 +50,61 @@ def test_a_large_input_is_read_in_place_and_a_large_result_written_in_place(jit)
     assert "1 inputs read in place, 1 results written in place" in f.diagnostics()[0]
 
 
-def test_the_steps_read_the_callers_array_and_write_the_array_returned(monkeypatch):
-    """The proof that nothing is copied: the kernels a call runs are bound to the caller's input and to the
-    array it returns (a copy would bind them to the plan's buffers, made once at the trace)."""
-    built = []
-    real = kernels.build
+def _arrays_of(step):
+    """The arrays a prebound call holds (its arguments, in tuples too)."""
+    if not isinstance(step, functools.partial):
+        return []
+    found = []
+    for a in list(step.args) + list(step.keywords.values()):
+        found.extend(a if isinstance(a, tuple) else [a])
+    return [a for a in found if isinstance(a, np.ndarray)]
 
-    def spy(op_type, inputs, attrs, outputs, device, fills=False):
-        built.append((op_type, list(inputs), list(outputs)))
-        return real(op_type, inputs, attrs, outputs, device, fills)
-    monkeypatch.setattr(kernels, "build", spy)
+
+def test_the_steps_read_the_callers_array_and_write_the_array_returned():
+    """The proof that nothing is copied: the steps a call runs hold the caller's input itself, and write the
+    array the call then returns (a copy would leave them bound to the plan's buffers, made once at the trace)."""
     f = gg.function(lambda x: gg.exp(x) * 3.0)
     f(gg.tensor(_x(0)))
+    (trace,) = f._traces.values()
+    plan = trace.plan
     x = gg.tensor(_x(1))
-    del built[:]
+    steps, fresh = plan.binding.bind(plan, [x._data])
+    held = [a for step in steps for a in _arrays_of(step)]
+    assert any(a is x._data for a in held)
+    (out,) = fresh.values()
+    assert any(a is out for a in held)
+    assert not any(np.shares_memory(a, x._data) for a in plan.binding._keep)
+    for step in steps:
+        step()
+    np.testing.assert_array_equal(out, (gg.exp(x) * 3.0).numpy())
     y = f(x)
-    reads = [a for op, ins, _ in built if op == "Exp" for a in ins]
-    writes = [a for op, _, outs in built if op == "Mul" for a in outs]
-    assert any(a is x._data for a in reads)
-    assert any(np.shares_memory(a, y.numpy()) for a in writes)
-    assert y.numpy().base is None or not np.shares_memory(y.numpy(), x._data)
-    np.testing.assert_array_equal(y.numpy(), (gg.exp(x) * 3.0).numpy())
+    assert y._data.base is None and y._data.flags.owndata  # the array the steps wrote, handed over
+
+
+def test_a_step_without_a_prebound_call_is_bound_anew_by_its_declaration(monkeypatch):
+    """A kernel whose prebound call is no ``functools.partial`` (a declared closure) is made again by its
+    declaration on each call, from the caller's array into the array returned."""
+    from gpugrad.ops import replay
+    from gpugrad._recorder import emit
+    built = []
+
+    def build(inputs, attrs, outputs, device):
+        built.append((inputs[0], outputs[0]))
+        x, out = inputs[0], outputs[0]
+        return lambda: np.multiply(x, x, out=out)
+    replay.declare("ExampleSquareByClosure", build)
+    try:
+        f = gg.function(lambda x: emit("ExampleSquareByClosure", x._data * x._data, x._device, (x,)))
+        f(gg.tensor(_x(0, 8 * N)))
+        x = gg.tensor(_x(1, 8 * N))
+        del built[:]
+        y = f(x)
+    finally:
+        replay.undeclare("ExampleSquareByClosure")
+    assert _stats(f)["inputs_in_place"] == 1 and _stats(f)["results_in_place"] == 1
+    ((read, written),) = built
+    assert read is x._data and written is y._data
+    np.testing.assert_array_equal(y.numpy(), x.numpy() * x.numpy())
 
 
 @pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason="the fused loop needs numba (gpugrad[jit])")

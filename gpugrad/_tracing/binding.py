@@ -1,9 +1,10 @@
 """A CPU plan's call bound to the caller's arrays: large inputs read in place, large results written in place.
 
 Without a binding a plan copies each call's arrays into its input buffers (:meth:`.plan.Plan.bind`) and
-each result out of its buffer (:meth:`.plan.Plan.result`). On the CPU, for an array of
-:data:`IN_PLACE_BYTES` or more, :func:`plan_binding` saves those two copies where the kernel steps then run
-the same array calls on arrays of the same layouts, so to the same bits:
+each result out of its buffer (:meth:`.plan.Plan.result`). On the CPU :func:`plan_binding` saves those two
+copies where the kernel steps then run the same array calls on arrays of the same layouts, so to the same
+bits, and where it pays: for an array of at least :data:`IN_PLACE_BYTES` per step that must be bound anew
+for it (a step rebound by its declaration counts 4, a fused loop 2):
 
 - **an input read in place**: the kernel steps that read an input buffer read the call's own array
   instead, when it has the buffer's layout (a plain ``np.ndarray``, C-contiguous, of its shape, dtype and
@@ -37,6 +38,8 @@ Example:
     >>> st["inputs_in_place"], st["results_in_place"], np.shares_memory(first.numpy(), second.numpy())
     (1, 1, False)
 """
+import functools
+
 import numpy as np
 
 from .. import _nest as nest
@@ -46,7 +49,7 @@ from .capture import CallStep, KernelStep, _arrays_in, _root_array, same_layout
 
 __all__ = ["IN_PLACE_BYTES", "Binding", "plan_binding"]
 
-IN_PLACE_BYTES = 1 << 16  # from 64 KiB a copy costs more than binding the steps that read the array anew
+IN_PLACE_BYTES = 1 << 15  # bytes per step bound anew: a copy of 32 KiB costs what re-making a prebound call does
 
 
 class Binding:
@@ -63,6 +66,14 @@ class Binding:
 
     def run(self, plan, arrays):
         """Replay ``plan`` with the call's ``arrays``; returns the result."""
+        steps, fresh = self.bind(plan, arrays)
+        for step in steps:
+            step()
+        return plan.result(fresh)
+
+    def bind(self, plan, arrays):
+        """``(steps, fresh)``: ``plan``'s steps bound to the call's ``arrays`` (those copied in, copied now), and
+        output index -> the fresh array this call writes that result into."""
         sub = {}  # id(buffer or template) -> this call's array
         for buffer, k in self.copied:
             buffer[...] = arrays[k]
@@ -83,13 +94,11 @@ class Binding:
             steps = list(steps)
             for i, rebind in self.rebinders:
                 steps[i] = rebind(sub)
-        for step in steps:
-            step()
-        return plan.result(fresh)
+        return steps, fresh
 
 
-def plan_binding(capture, steps, outputs, moved):
-    """The :class:`Binding` of a CPU plan over ``steps`` (kernel steps already built, with arrays ``moved`` by
+def plan_binding(capture, steps, compiled, outputs, moved):
+    """The :class:`Binding` of a CPU plan over ``steps`` (built as ``compiled``, with arrays ``moved`` by
     liveness) returning ``outputs`` (:meth:`.capture.Capture.output`); None where nothing is bound in place.
     Also ``(inputs read in place, results written in place)``."""
     inputs = capture.inputs
@@ -107,37 +116,42 @@ def plan_binding(capture, steps, outputs, moved):
                 blocked.update((id(a), id(_root_array(a))))
     blocked |= capture.viewed | set(capture.var_arrays)
 
-    def rebindable(a):
-        return (id(a) not in blocked and a.nbytes >= IN_PLACE_BYTES and type(a) is np.ndarray
-                and all(rebinders.get(i, True) is not None for i in readers.get(id(a), []) + writers.get(id(a), [])))
-
-    rebinders = {}  # step index -> its rebind (None: it cannot be bound anew)
-    for i, s in enumerate(steps):
-        if isinstance(s, KernelStep):
-            rebinders[i] = s.rebinder(moved)
-    copied, in_place, bound = [], [], set()
     input_ids = {id(b) for b, _ in inputs}
+    candidates = []  # (array, input position k or None, output index j or None): bound where it pays
     for k, (buffer, _) in enumerate(inputs):
         key = id(buffer)
-        if (rebindable(buffer) and buffer.flags.c_contiguous and buffer.flags.aligned and key not in writers
+        if (key not in blocked and type(buffer) is np.ndarray and buffer.nbytes >= IN_PLACE_BYTES
+                and buffer.flags.c_contiguous and buffer.flags.aligned and key not in writers
                 and key not in returned and key in readers):
-            in_place.append((buffer, k))
-            bound.add(key)
-        else:
-            copied.append((buffer, k))
-    fresh = []
+            candidates.append((buffer, k, None))
     for j, how in enumerate(outputs):
-        if how[0] != "buffer":
-            continue
         a = how[1]
         key = id(a)
-        if (key in once and key not in input_ids and key in capture.buffers and rebindable(a)
+        if (how[0] == "buffer" and key in once and key not in blocked and key not in input_ids
+                and key in capture.buffers and type(a) is np.ndarray and a.nbytes >= IN_PLACE_BYTES
                 and len(writers.get(key, ())) == 1):
-            fresh.append((j, a))
-            bound.add(key)
-    if not bound:
+            candidates.append((a, None, j))
+    templates = {id(a) for a, _, _ in candidates}
+    rebinders, cost = {}, {}  # step index -> its rebind (None: it cannot be bound anew), and what that costs
+    for a, _, _ in candidates:
+        for i in readers.get(id(a), []) + writers.get(id(a), []):
+            if i not in rebinders:
+                mine = [b for b in steps[i].inputs + steps[i].outputs if id(b) in templates]
+                rebind = steps[i].rebinder(moved)
+                rebinders[i] = rebind if rebind is None else _repartial(compiled[i], rebind, mine)
+                cost[i] = (1 if getattr(rebinders[i], "__name__", "") == "repartial"
+                           else 2 if steps[i].op_type == "FusedRegion" else 4)
+    in_place, fresh, touched = [], [], set()
+    for a, k, j in candidates:
+        mine = readers.get(id(a), []) + writers.get(id(a), [])
+        if all(rebinders[i] is not None for i in mine) and a.nbytes >= IN_PLACE_BYTES * sum(cost[i] for i in mine):
+            (in_place.append((a, k)) if k is not None else fresh.append((j, a)))
+            touched.update(mine)
+    bound_inputs = {id(b) for b, _ in in_place}
+    copied = [(b, k) for k, (b, _) in enumerate(inputs) if id(b) not in bound_inputs]
+    if not (in_place or fresh):
         return None, (0, 0)
-    touched = sorted({i for key in bound for i in readers.get(key, []) + writers.get(key, [])})
+    touched = sorted(touched)
     kept = [a for key, a in capture.buffers.items() if key not in moved]  # (a moved one is the plan's no more)
     roots = [_root_array(a) for a in kept + list(moved.values()) + [v._data for v in capture.variables.values()]]
     binding = Binding(copied, in_place, fresh, [(i, rebinders[i]) for i in touched], {id(a) for a in roots}, roots)
@@ -182,6 +196,64 @@ def _uses(steps, moved):
             for _, a in _arrays_in(value, ()):
                 blocked.update((id(a), id(_root_array(a))))
     return blocked, readers, writers
+
+
+def _repartial(built, rebind, templates):
+    """``rebind``, or a cheaper one that makes prebound call ``built`` again with its arguments substituted,
+    where that is what ``rebind`` does: proven on the spot, by rebinding ``templates`` (the bound arrays the
+    step reads or writes) to fresh arrays of their layouts and finding each in the very place of its template,
+    every other argument the same object."""
+    if type(built) is not functools.partial:
+        return rebind
+    probes = {id(a): same_layout(a, np) for a in templates}
+    try:
+        probe = rebind(probes)
+    except Exception:  # noqa: BLE001 - a kernel that cannot be built so is rebound by its declaration
+        return rebind
+    if (type(probe) is not functools.partial or probe.func is not built.func or len(probe.args) != len(built.args)
+            or probe.keywords.keys() != built.keywords.keys()):
+        return rebind
+    args, keywords = list(built.args), dict(built.keywords)
+    at, named = [], []  # (position or keyword, recipe): where the bound arrays are
+    for slot, a, b in [(n, a, b) for n, (a, b) in enumerate(zip(built.args, probe.args))] + \
+            [(k, built.keywords[k], probe.keywords[k]) for k in built.keywords]:
+        recipe = _recipe(a, b, probes)
+        if recipe is False:
+            return rebind
+        if recipe is not None:
+            (at if isinstance(slot, int) else named).append((slot, recipe))
+    func, partial = built.func, functools.partial
+
+    def repartial(sub):
+        a, kw = args.copy(), keywords.copy()
+        for n, recipe in at:
+            a[n] = _made(a[n], recipe, sub)
+        for k, recipe in named:
+            kw[k] = _made(kw[k], recipe, sub)
+        return partial(func, *a, **kw)
+    return repartial
+
+
+def _recipe(a, b, probes):
+    """How argument ``a`` of a prebound call is rebound, where the call built on ``probes`` holds ``b`` there:
+    None (the same object, or an equal number or string), the template's id (a bound array), a tuple of those (a tuple of arrays); False
+    where ``b`` is neither."""
+    if b is a or (type(a) in (int, float, bool, str) and type(b) is type(a) and a == b):
+        return None
+    if id(a) in probes and b is probes[id(a)]:
+        return id(a)
+    if type(a) is tuple and type(b) is tuple and len(a) == len(b):
+        inner = [_recipe(x, y, probes) for x, y in zip(a, b)]
+        if all(r is None or type(r) is int for r in inner):
+            return tuple(inner)
+    return False
+
+
+def _made(a, recipe, sub):
+    """Argument ``a`` rebound by ``recipe`` (:func:`_recipe`) to this call's arrays ``sub``."""
+    if type(recipe) is int:
+        return sub.get(recipe, a)
+    return tuple(x if r is None else sub.get(r, x) for x, r in zip(a, recipe))
 
 
 def _closed(step):

@@ -251,7 +251,8 @@ def compile_plan(capture, result, jit_compile=False):
     labels = [(s.op_type, sum(a.nbytes for a in s.outputs)) if isinstance(s, KernelStep)
               else (s.op_type, sum(out[1].nbytes for out in s.outputs)) for s in steps]  # (i, buffer, ...)
     if gpu is None and devices == {CPU}:  # the CPU: large inputs read and results written in place
-        binding, (stats["inputs_in_place"], stats["results_in_place"]) = plan_binding(capture, steps, outputs, moved)
+        binding, counts = plan_binding(capture, steps, compiled, outputs, moved)
+        stats["inputs_in_place"], stats["results_in_place"] = counts
     plan = Plan(capture.inputs, compiled, outputs, structure, guards, stats, gpu, checks, labels)
     if gpu is None and devices == {CPU}:
         plan.binding = binding
