@@ -4,7 +4,9 @@ As ``tf.function``. The first call with a new *signature* runs the function (the
 :mod:`gpugrad._tracing` captures its array work: forward ops, the tape's backward sweep,
 optimizer updates, variable assignments, random draws. Later calls with that signature bind
 the new argument data into the trace's input buffers and replay the captured calls, each
-prebound to its output buffer: no tape, no gradient-rule lookup, no Tensor per op. On the CPU
+prebound to its output buffer: no tape, no gradient-rule lookup, no Tensor per op (on the CPU a
+large argument is read where the caller holds it and a large result written into the array
+returned, with no copy, where that gives the same bits: ``gpugrad._tracing.binding``). On the CPU
 a replay computes with the same array calls in the same order as the eager call, so to the
 same bits.
 
