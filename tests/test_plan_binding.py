@@ -7,6 +7,7 @@ plan with the binding off (``IN_PLACE_BYTES`` out of reach): a speed mechanism t
 import functools
 import importlib.util
 import threading
+import types
 
 import numpy as np
 import pytest
@@ -147,6 +148,7 @@ def test_bit_equal_to_the_plan_that_copies_and_to_eager(jit, monkeypatch):
 @pytest.mark.parametrize("jit", JIT)
 def test_a_result_stays_the_callers_after_later_calls(jit):
     f = gg.function(_w3, jit_compile=jit)
+    f(gg.tensor(_x(0)))  # the trace: what follows are replays
     x1, x2 = _x(1), _x(2)
     first = f(gg.tensor(x1))
     kept = first.numpy().copy()
@@ -294,6 +296,29 @@ def test_a_custom_gradient_reading_the_input_in_its_closure():
     assert _stats(f)["call_steps"] >= 1 and _stats(f)["inputs_in_place"] == 0
 
 
+def test_a_custom_gradient_reading_another_input_only_in_its_closure():
+    """``s`` reaches the backward (a call step: erf has no replay kernel) through its closure, not through its
+    arguments: a plan with such a call step binds nothing in place, so the backward reads this call's ``s``."""
+    def fn(x, s):
+        @gg.custom_gradient
+        def scaled(x):
+            def grad(dy):
+                return dy * gg.erf(s)
+            return x * 2.0, grad
+        with gg.GradientTape() as tape:
+            tape.watch(x)
+            y = gg.sum(scaled(x))
+        return tape.gradient(y, x), gg.exp(s)
+    f = gg.function(fn)
+    x = gg.tensor(_x(0))
+    for seed in (1, 2, 3):
+        s = gg.tensor(_x(seed))
+        got, want = f(x, s), fn(x, s)
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert _stats(f)["inputs_in_place"] == 0
+
+
 def test_an_optimizer_step_reading_a_large_input_gives_the_eager_weights():
     def run(traced):
         w = gg.Variable(np.linspace(-1.0, 1.0, N).astype(np.float32))
@@ -311,6 +336,27 @@ def test_an_optimizer_step_reading_a_large_input_gives_the_eager_weights():
     assert _stats(f)["inputs_in_place"] == 1
 
 
+def test_an_optimizer_step_reading_the_input_itself_copies_it():
+    """The input is the gradient the optimizer's call step applies: that step reads the input buffer through
+    the trace's tensor, so the buffer is filled on every call (and the scaled copy read in place elsewhere)."""
+    def run(traced):
+        w = gg.Variable(np.zeros(N, np.float32))
+        opt = gg.optimizers.SGD(0.5)
+
+        def step(g):
+            opt.apply_gradients([(g, w)])
+            return gg.exp(g) * 2.0
+        step = gg.function(step) if traced else step
+        out = [step(gg.tensor(_x(seed))).numpy() for seed in (1, 2, 3)]
+        return w.numpy(), out, step
+    eager_w, eager_out, _ = run(False)
+    traced_w, traced_out, f = run(True)
+    np.testing.assert_array_equal(traced_w, eager_w)
+    for a, b in zip(traced_out, eager_out):
+        np.testing.assert_array_equal(a, b)
+    assert _stats(f)["call_steps"] >= 1 and _stats(f)["inputs_in_place"] == 0
+
+
 @pytest.mark.parametrize("jit", JIT)
 def test_the_user_writes_the_input_between_calls(jit):
     f = gg.function(lambda a: gg.exp(a) * 2.0, jit_compile=jit)
@@ -326,23 +372,27 @@ def test_the_user_writes_the_input_between_calls(jit):
 
 def test_a_result_fed_back_and_a_tensor_kept_from_the_trace():
     """A call's result passed to the next call (read in place: it is the caller's); a tensor the function kept
-    from its trace, passed back in (the plan's own buffer, which its steps write: copied in)."""
-    kept = []
+    from its trace, passed back in (the plan's own buffer, which its steps write during the call: copied in)."""
+    box = types.SimpleNamespace()  # an object's attribute: not guarded, so the function does not trace again
+
+    def body(a):
+        y = gg.exp(a) * 0.5
+        return y, gg.sqrt(y + a)  # a read after y is written: where a is y's own buffer, only a copy holds a
 
     def fn(a):
-        y = gg.exp(a) * 0.5
-        kept.append(y)
-        return gg.sqrt(y + 1.0)
+        box.kept, out = body(a)
+        return out
     f = gg.function(fn)
-    x = gg.tensor(_x(1))
-    y = f(x)
+    y = f(gg.tensor(_x(1)))
+    leaked = box.kept
     for _ in range(3):
-        want = fn(y).numpy()
+        want = body(y)[1].numpy()
         y = f(y)
         np.testing.assert_array_equal(y.numpy(), want)
-    leaked = kept[0]
-    want = (gg.sqrt(gg.exp(gg.tensor(leaked.numpy().copy())) * 0.5 + 1.0)).numpy()
+    before = gg.tensor(leaked.numpy().copy())
+    want = body(before)[1].numpy()
     np.testing.assert_array_equal(f(leaked).numpy(), want)
+    assert f.trace_count == 1 and _stats(f)["inputs_in_place"] == 1
 
 
 @pytest.mark.parametrize("jit", JIT)
