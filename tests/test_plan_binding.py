@@ -424,3 +424,18 @@ def test_small_plans_bind_nothing():
     (trace,) = f._traces.values()
     assert trace.plan.binding is None
     assert (trace.plan.stats["inputs_in_place"], trace.plan.stats["results_in_place"]) == (0, 0)
+
+
+def test_a_profiled_replay_binds_as_a_replay_does():
+    """Under ``gg.profiler.profile()`` each step is timed as the replay runs it: bound to the caller's arrays,
+    the results the caller's own."""
+    f = gg.function(lambda a: gg.exp(a) * 2.0)
+    f(gg.tensor(_x(0)))
+    x1, x2 = gg.tensor(_x(1)), gg.tensor(_x(2))
+    with gg.profiler.profile():
+        y1 = f(x1)
+        kept = y1.numpy().copy()
+        y2 = f(x2)
+    np.testing.assert_array_equal(y1.numpy(), kept)
+    np.testing.assert_array_equal(y2.numpy(), (gg.exp(x2) * 2.0).numpy())
+    assert not np.shares_memory(y1.numpy(), y2.numpy())
