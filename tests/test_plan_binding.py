@@ -17,8 +17,8 @@ from gpugrad._tracing import binding
 from gpugrad._tracing.fusion import cpu as fused_cpu
 
 N = 1 << 15  # float32 elements: 128 KiB, past binding.IN_PLACE_BYTES
-JIT = [False, pytest.param(True, marks=pytest.mark.skipif(
-    importlib.util.find_spec("numba") is None, reason="jit_compile=True fuses with numba (gpugrad[jit]), not installed"))]
+NO_NUMBA = "jit_compile=True fuses with numba (gpugrad[jit]), not installed"
+JIT = [False, pytest.param(True, marks=pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason=NO_NUMBA))]
 
 
 def _x(seed=0, n=N, dtype=np.float32):
