@@ -4,7 +4,9 @@ As ``tf.function``. The first call with a new *signature* runs the function (the
 :mod:`gpugrad._tracing` captures its array work: forward ops, the tape's backward sweep,
 optimizer updates, variable assignments, random draws. Later calls with that signature bind
 the new argument data into the trace's input buffers and replay the captured calls, each
-prebound to its output buffer: no tape, no gradient-rule lookup, no Tensor per op. On the CPU
+prebound to its output buffer: no tape, no gradient-rule lookup, no Tensor per op (on the CPU a
+large argument is read where the caller holds it and a large result written into the array
+returned, with no copy, where that gives the same bits: ``gpugrad._tracing.binding``). On the CPU
 a replay computes with the same array calls in the same order as the eager call, so to the
 same bits.
 
@@ -255,7 +257,8 @@ class Function:
             calls = ", ".join(st["calls"][:12]) + (" ..." if len(st["calls"]) > 12 else "")
             lines.append(f"trace {i} ({where}): {st['kernel_steps']} kernel steps, {st['call_steps']} call steps"
                          f"{' (' + calls + ')' if calls else ''}, {st['buffers']} buffers "
-                         f"({st['buffers_shared']} outputs in shared buffers); {st.get('graph', 'no CUDA graph')}"
+                         f"({st['buffers_shared']} outputs in shared buffers{_in_place(st)}); "
+                         f"{st.get('graph', 'no CUDA graph')}"
                          f"{_guarded(trace.guards)}{'; traced again: ' + trace.why if trace.why else ''}"
                          f"{_fusion_line(st.get('fusion'))}")
         return lines
@@ -446,6 +449,15 @@ def _guarded(guards):
     if guards is None:
         return ""
     return f"; guards: {len(guards)} Python values, {guards.n_modules} modules"
+
+
+def _in_place(st):
+    """The diagnostics' words on a CPU plan's binding (``gpugrad._tracing.binding``): inputs read where the caller
+    holds them, results written into the array the call returns."""
+    n_in, n_out = st.get("inputs_in_place", 0), st.get("results_in_place", 0)
+    if not (n_in or n_out):
+        return ""
+    return f", {n_in} inputs read in place, {n_out} results written in place"
 
 
 def _fusion_line(fusion):

@@ -222,6 +222,20 @@ class KernelStep:
             inputs, outputs = [moved.get(id(a), a) for a in inputs], [moved.get(id(a), a) for a in outputs]
         return kernels.build(self.op_type, inputs, self.attrs, outputs, self.device, self.fills)
 
+    def rebinder(self, moved=None):
+        """``rebind(sub)``: the kernel's prebound call (as :meth:`build` makes it) with the arrays of ``sub``
+        (id(array) -> the array this call uses in its place) replaced, for a plan that binds a call's own
+        arrays (:mod:`.binding`); None where the step cannot be rebound so."""
+        inputs, outputs = self.inputs, self.outputs
+        if moved:
+            inputs, outputs = [moved.get(id(a), a) for a in inputs], [moved.get(id(a), a) for a in outputs]
+        op_type, attrs, device, fills = self.op_type, self.attrs, self.device, self.fills
+
+        def rebind(sub):
+            return kernels.build(op_type, [sub.get(id(a), a) for a in inputs], attrs,
+                                 [sub.get(id(a), a) for a in outputs], device, fills)
+        return rebind
+
 
 class CallStep:
     """A root called again: ``fn(*args, **kwargs)``; leaf ``i`` of its result copied into buffer ``b`` for

@@ -10,7 +10,12 @@
   where :func:`gpugrad._ownership.may_write_in_place` allows, as for the other speed mechanisms);
 - the plan holds its buffers (:func:`gpugrad._ownership.hold`) while it lives, so that no other
   mechanism writes into them;
-- the result's tensors are copied out on every call, so what a call returns is the caller's.
+- a call's arrays are copied into the input buffers and the result's tensors copied out on every call, so
+  what a call reads is fixed for the call and what it returns is the caller's; except on the CPU, where
+  :mod:`.binding` lets the kernel steps read a large input where the caller holds it and write a large result
+  into a fresh array that is then returned, where that is proven to give the same bits (stats
+  ``inputs_in_place``, ``results_in_place``). A GPU plan always copies: its CUDA graph holds the buffers'
+  addresses.
 
 Example:
     >>> import gpugrad as gg
@@ -38,6 +43,7 @@ from ..optimizers import graph_step
 from ..optimizers.optimizer import Optimizer
 from ..tensor import Tensor
 from . import declare, graphs, kernels
+from .binding import plan_binding
 from .capture import CallStep, KernelStep, _root_array, same_layout
 
 
@@ -57,6 +63,7 @@ class Plan:
         self.gpu = gpu  # a graphs.GpuReplay for a plan on a GPU
         self.checks = list(checks)  # more of what must hold: an optimizer's slots for its launches
         self.labels = labels
+        self.binding = None  # on the CPU: a binding.Binding, where inputs are read or results written in place
 
     def bound_to_variables(self):
         """Whether every variable a kernel step reads still lives in the array it was traced with (and every
@@ -74,6 +81,8 @@ class Plan:
         the result."""
         if self.gpu is not None:
             return self.gpu.run(self, arrays)
+        if self.binding is not None:
+            return self.binding.run(self, arrays)
         self.bind(arrays)
         for step in self.steps:
             step()
@@ -84,10 +93,14 @@ class Plan:
         for (buffer, _), a in zip(self.inputs, arrays):
             buffer[...] = a
 
-    def result(self):
+    def result(self, fresh=None):
+        """The call's result: each buffer leaf copied out, but those of ``fresh`` (output index -> the array
+        this call wrote it into, :mod:`.binding`), handed over as they are."""
         leaves = []
-        for how in self.outputs:
-            if how[0] == "buffer":  # a copy laid out as the eager result is, strides and all
+        for j, how in enumerate(self.outputs):
+            if fresh and j in fresh:
+                leaves.append(Tensor._wrap(fresh[j], how[2]))
+            elif how[0] == "buffer":  # a copy laid out as the eager result is, strides and all
                 copy = same_layout(how[1], how[2].xp)
                 copy[...] = how[1]
                 leaves.append(Tensor._wrap(copy, how[2]))
@@ -237,7 +250,12 @@ def compile_plan(capture, result, jit_compile=False):
         stats["graph"] = "no CUDA graph: the plan spans several devices"
     labels = [(s.op_type, sum(a.nbytes for a in s.outputs)) if isinstance(s, KernelStep)
               else (s.op_type, sum(out[1].nbytes for out in s.outputs)) for s in steps]  # (i, buffer, ...)
+    if gpu is None and devices == {CPU}:  # the CPU: large inputs read and results written in place
+        binding, counts = plan_binding(capture, steps, compiled, outputs, moved)
+        stats["inputs_in_place"], stats["results_in_place"] = counts
     plan = Plan(capture.inputs, compiled, outputs, structure, guards, stats, gpu, checks, labels)
+    if gpu is None and devices == {CPU}:
+        plan.binding = binding
     plan.picture = picture
     _hold(plan, capture, moved, guards)
     return plan

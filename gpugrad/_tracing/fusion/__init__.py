@@ -49,13 +49,14 @@ class FusedStep(KernelStep):
     """A fused region as one kernel step: ``inputs`` (what it reads), ``outputs`` (the values it writes: later
     steps read them, the function returns them, or its reductions' results)."""
 
-    __slots__ = ("region", "compile_seconds")
+    __slots__ = ("region", "compile_seconds", "_rebind")
 
     def __init__(self, region):
         outputs = list(region.outputs) + [a for a, _, _, _ in region.reductions]
         super().__init__("FusedRegion", list(region.inputs), None, outputs, region.device)
         self.region = region
         self.compile_seconds = 0.0
+        self._rebind = None  # on the CPU, once built: the compiled loop bound to other arrays (cpu.build)
 
     def build(self, moved=None):
         moved = moved or {}
@@ -68,7 +69,25 @@ class FusedStep(KernelStep):
         else:
             fn = gpu.build(self.region, inputs, outs, reduced)
         self.compile_seconds = time.perf_counter() - start
+        self._rebind = getattr(fn, "rebind", None)
         return fn
+
+    def rebinder(self, moved=None):
+        """``rebind(sub)``: the built loop bound to the arrays of ``sub`` (id(array) -> this call's array) in
+        place of those, with no compilation (:meth:`KernelStep.rebinder`); None on a GPU (a CUDA graph holds
+        the addresses) or before :meth:`build`."""
+        bind = self._rebind
+        if bind is None:
+            return None
+        moved = moved or {}
+        inputs = [moved.get(id(a), a) for a in self.inputs]
+        outs = [moved.get(id(a), a) for a in self.region.outputs]
+        reduced = [moved.get(id(a), a) for a, _, _, _ in self.region.reductions]
+
+        def rebind(sub):
+            return bind([sub.get(id(a), a) for a in inputs], [sub.get(id(a), a) for a in outs],
+                        [sub.get(id(a), a) for a in reduced])
+        return rebind
 
 
 # a fused region, like a ufunc with out=, writes into its outputs and allocates nothing: a CUDA graph may hold it

@@ -293,7 +293,9 @@ def compile_source(text):
 def build(region, inputs, outputs, reductions):
     """A function of no arguments that runs ``region`` on arrays ``inputs`` into ``outputs`` and ``reductions``
     (the region's arrays after buffer sharing), split across gpugrad's CPU threads
-    (:func:`gpugrad.get_num_threads`) from :data:`PARALLEL` elements; compiles it now (at trace time)."""
+    (:func:`gpugrad.get_num_threads`) from :data:`PARALLEL` elements; compiles it now (at trace time). Its
+    ``rebind(inputs, outputs, reductions)`` makes the same function on other arrays of the same layouts (a
+    plan's call binding the caller's arrays): no compilation, no allocation but the flat views."""
     from ...backend import cpu_threads
     n = region.size
     threads = cpu_threads.get_num_threads()
@@ -301,20 +303,33 @@ def build(region, inputs, outputs, reductions):
     pieces = list(zip(cuts, cuts[1:]))
     module = compile_source(source(region, len(pieces)))
     kernel = module.kernel
-    flat = [regions.compact(a).reshape(-1) for a in inputs] + [a.reshape(-1) for a in outputs] + \
-        [a.reshape(-1) for a in reductions]
-    partials = [np.zeros(len(pieces) * a.size, region.dtype if kind == "max" else np.float64)
-                for a, kind, _, _ in region.reductions]
-    args = tuple(flat) + tuple(partials)
+    partials = tuple(np.zeros(len(pieces) * a.size, region.dtype if kind == "max" else np.float64)
+                     for a, kind, _, _ in region.reductions)
+    args = _flat(inputs, outputs, reductions) + partials
     scratch = [np.zeros_like(a) if a.flags.writeable else a for a in args]
     # the bounds as unsigned: numba then knows each index is not negative, checks no wraparound and vectorizes
     kernel(_U(0), _U(0), 0, *scratch)  # compiled now, on scratch arrays
-    if len(pieces) == 1:
-        return functools.partial(kernel, _U(0), _U(n), 0, *args)
-    finish = getattr(module, "finish", None)
-    reduced = tuple(a.reshape(-1) for a in reductions) + tuple(partials)
+    finish = getattr(module, "finish", None) if len(pieces) > 1 else None
     if finish is not None:
-        finish(*[np.zeros_like(a) for a in reduced])
+        finish(*[np.zeros_like(a) for a in tuple(a.reshape(-1) for a in reductions) + partials])
+    rebind = functools.partial(_bound, kernel, finish, pieces, partials, cpu_threads)
+    fn = rebind(inputs, outputs, reductions)
+    fn.rebind = rebind
+    return fn
+
+
+def _flat(inputs, outputs, reductions):
+    """The kernel's array arguments: each operand without its broadcast axes, flat."""
+    return tuple([regions.compact(a).reshape(-1) for a in inputs] + [a.reshape(-1) for a in outputs]
+                 + [a.reshape(-1) for a in reductions])
+
+
+def _bound(kernel, finish, pieces, partials, cpu_threads, inputs, outputs, reductions):
+    """The region's compiled ``kernel`` bound to arrays ``inputs``, ``outputs``, ``reductions``."""
+    args = _flat(inputs, outputs, reductions) + partials
+    if len(pieces) == 1:
+        return functools.partial(kernel, _U(0), _U(pieces[0][1]), 0, *args)
+    reduced = tuple(a.reshape(-1) for a in reductions) + partials
     return _split(kernel, finish, pieces, args, reduced, cpu_threads)
 
 
