@@ -61,6 +61,17 @@ def _sum8(b, m):
     return t
 
 """
+# NumPy's power loop given one exponent for every element (a stride-0 operand) takes 0.5 as sqrt and -1 as a
+# reciprocal: sqrt(-inf) is nan and sqrt(-0.0) is -0.0, where pow gives inf and 0.0
+_POW1 = """@numba.njit(cache=True, error_model='numpy', nogil=True)
+def _pow1(x, y):
+    if y == _T(0.5):
+        return np.sqrt(x)
+    if y == _T(-1):
+        return _T(1) / x
+    return np.power(x, y)
+
+"""
 _NUMBER = re.compile(r"_T\((-?[0-9][^()]*|float\('-?[a-z]+'\))\)")
 _U = np.uint64
 _lock = threading.Lock()
@@ -89,6 +100,16 @@ def _read(k, how):
     return f"a{k}[i // {how[1]}]"
 
 
+def _one_exponent(region, r):
+    """Whether eager NumPy reads exponent ref ``r`` of a ``power`` with stride 0 (one value for every element, as
+    a number or 0-d array, or one element broadcast over a larger result): then its loop's fast paths apply."""
+    if r[0] == "const":
+        return True
+    if r[0] != "in" or region.indexing[r[1]][0] != "one":
+        return False
+    return region.inputs[r[1]].ndim == 0 or region.size > 1
+
+
 def source(region, chunks):
     """The Python source of ``region``'s numba function ``kernel(lo, hi, c, a0.., o0.., r0.., p0..)``: elements
     ``lo`` to ``hi`` as chunk ``c`` of ``chunks`` (``p<j>``: reduction j's partial per chunk, float64 for a sum);
@@ -100,7 +121,7 @@ def source(region, chunks):
     reduced = [f"r{j}" for j in range(len(region.reductions))] + [f"p{j}" for j in range(len(region.reductions))]
     args = [f"a{k}" for k in range(len(region.inputs))] + [f"o{j}" for j in range(len(region.outputs))] + reduced
     jit = "@numba.njit(cache=True, error_model='numpy', nogil=True)"
-    lines = ["import numpy as np", "import numba", "", f"_T = np.{dtype}", "", _SUM8, jit,
+    lines = ["import numpy as np", "import numba", "", f"_T = np.{dtype}", "", _SUM8, _POW1, jit,
              f"def kernel(lo, hi, c, {', '.join(args)}):"]
     lines += [f"    s{k} = a{k}[0]" for k in scalars]
     for j, (_, kind, _, _) in enumerate(region.reductions):
@@ -141,7 +162,10 @@ def source(region, chunks):
         for node, oid in zip(expr.outputs(text), out_ids):
             name = names[oid] = f"v{v}"
             v += 1
-            body.append(f"{name} = {expr.emit(text, env, 'numba', node)}")
+            code = expr.emit(text, env, 'numba', node)
+            if op_type == "Pow" and _one_exponent(region, refs[1]):
+                code = f"_pow1({env['x']}, {env['y']})"
+            body.append(f"{name} = {code}")
             if oid in out_index:
                 body.append(f"o{out_index[oid]}[i] = {name}")
     constants = {}  # a number as the dtype, once, as a module global (numba types a global once, a call per use)
