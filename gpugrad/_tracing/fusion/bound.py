@@ -8,7 +8,9 @@ Per element of each result, in float32 and float64, given the same operands:
   eager runs NumPy's or CuPy's loops) is within :data:`TRANSCENDENTAL_ULPS` ulp of eager's result;
 - a hot gradient's ``math`` may order its arithmetic unlike its eager formula: one ulp per operation of it;
 - a sum or mean over ``n`` terms is within ``(log2(n) + 2) * eps * sum(|terms|)`` of NumPy's pairwise sum
-  (the fused sum adds in float64, so the difference is NumPy's own rounding); a max gives eager's bits;
+  (the fused sum adds in float64, so the difference is NumPy's own rounding); a max gives eager's bits, but
+  for the sign of a zero maximum that zeros of both signs tie for (the fused loop keeps the later one, as
+  ``np.maximum.reduce`` in order; NumPy's SIMD lanes may keep another from 9 float64 or 17 float32 terms);
 - NaN and infinities propagate as in eager (a NaN term makes a sum, mean and max NaN).
 
 A chain passes each op's difference on as the math does (its condition number): :func:`ulps` gives one op's

@@ -152,8 +152,8 @@ def source(region, chunks):
         if reduces is not None:
             j = next(j for j, red in enumerate(region.reductions) if id(red[0]) == out_ids[0])
             x = ref(refs[0])
-            if reduces == "max":  # NaN wins, as np.maximum.reduce
-                body.append(f"if ({x} > acc{j} or {x} != {x}) and acc{j} == acc{j}:")
+            if reduces == "max":  # NaN wins, and the later of a tie (-0.0, 0.0), as np.maximum.reduce's order
+                body.append(f"if ({x} >= acc{j} or {x} != {x}) and acc{j} == acc{j}:")
                 body.append(f"    acc{j} = {x}")
             else:  # a block's terms, then their sum in 8 lanes: the loop carries no sum from one element to the next
                 body.append(f"buf{j}[i - b0] = {x}")
@@ -184,7 +184,7 @@ def source(region, chunks):
     for j, (_, kind, _, count) in enumerate(region.reductions):
         if kind == "max":
             finish += [f"m{j} = p{j}[0]", f"for c in range(1, {chunks}):", f"    p = p{j}[c]",
-                       f"    if (p > m{j} or p != p) and m{j} == m{j}:", f"        m{j} = p", f"r{j}[0] = _T(m{j})"]
+                       f"    if (p >= m{j} or p != p) and m{j} == m{j}:", f"        m{j} = p", f"r{j}[0] = _T(m{j})"]
         else:
             finish += [f"t{j} = np.float64(0)", f"for c in range({chunks}):", f"    t{j} += p{j}[c]"]
             finish.append(f"r{j}[0] = _T(t{j}) / _T({count})" if kind == "mean" else f"r{j}[0] = _T(t{j})")
