@@ -113,7 +113,8 @@ def function(fn=None, *, max_traces=32, jit_compile=False):
     ``jit_compile=True`` (``tf.function``'s name; ``jax.jit`` and XLA fuse so too) also fuses each run of
     elementwise ops of one shape, with a sum, mean or max over all of it that ends the run, into one
     generated kernel (``gpugrad._tracing.fusion``): a numba loop on the CPU (the ``gpugrad[jit]``
-    extra; without it one warning and the replay is unfused), a generated ``ElementwiseKernel`` on a GPU.
+    extra; without it one warning and the replay is unfused), a generated ``ElementwiseKernel`` on a GPU;
+    ``False`` or ``None`` (``tf.function``'s default, which compiles only on a TPU) replays unfused.
     A region never spans a matmul, convolution, host read or optimizer update. Without it a replay gives
     eager's bits; with it, per element and per dtype (float32, float64), the bound of
     ``gpugrad._tracing.fusion.bound``: ``+ - * /``, ``sqrt``, comparisons and selections give eager's
@@ -210,10 +211,10 @@ class Function:
     def __init__(self, fn, max_traces=32, jit_compile=False):
         if int(max_traces) < 1:
             raise ValueError(f"max_traces must be >= 1, got {max_traces!r}")
-        if not isinstance(jit_compile, bool):
-            raise TypeError(f"jit_compile must be True or False, got {jit_compile!r}")
+        if jit_compile is not None and not isinstance(jit_compile, (bool, np.bool_)):
+            raise TypeError(f"jit_compile must be True, False or None, got {jit_compile!r}")
         self._fn = fn
-        self.jit_compile = jit_compile
+        self.jit_compile = bool(jit_compile)  # None: tf.function's default, XLA on a TPU only; unfused here
         self._max_traces = int(max_traces)
         self._traces = collections.OrderedDict()  # signature -> _Trace
         self._lock = threading.RLock()
