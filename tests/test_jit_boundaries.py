@@ -1,0 +1,567 @@
+"""gg.function(jit_compile=True) at its boundaries: every input the unfused replay takes gives eager's result
+within the bound of :mod:`gpugrad._tracing.fusion.bound` (and the unfused replay eager's bits): 0-d, empty (size
+0 on any axis), one element, sizes each side of the CPU thresholds (``regions.LARGE``, ``cpu.PARALLEL``) on 1 to
+3 threads, views (slices, transposes, negative strides, ``broadcast_to``, reshapes of non-contiguous arrays),
+every dtype (the unfused ones too) and mixed dtypes, Python scalars and 0-d tensors as operands, NaN, infinities,
+-0.0 and denormals, returned intermediates and aliases, Variables assigned between fused ops, tapes inside,
+retraces, threads, exceptions, nesting, ``jit_compile``'s values (``tf.function``'s: True, False, None), the
+diagnostics and the warning without numba; then the stand-in GPU's generated kernels, float16 included.
+
+A case is ``(id, fn, calls, ulps)``: ``calls`` makes each call's arguments (the later ones with other values, so
+a value baked into a kernel shows), ``ulps`` the allowance per element of each output (0: eager's bits, signs of
+zeros too); an output named in ``SUMS`` is a sum held to ``bound.sum_tolerance`` of the terms the case returns.
+"""
+import subprocess
+import sys
+import textwrap
+import threading
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gpugrad as gg
+from gpugrad._tracing import fusion
+from gpugrad._tracing.fusion import bound, cpu, regions
+
+needs_numba = pytest.mark.skipif(not fusion.cpu.available(),
+                                 reason="the gpugrad[jit] extra (numba) compiles the CPU regions: pip install 'gpugrad[jit]'")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("GPUGRAD_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "gpugrad-cache"))
+
+
+def _leaves(r):
+    if isinstance(r, (list, tuple)):
+        return [y for x in r for y in _leaves(x)]
+    if isinstance(r, dict):
+        return [y for k in sorted(r) for y in _leaves(r[k])]
+    return [r]
+
+
+def _array(x):
+    return x.numpy() if hasattr(x, "numpy") else np.asarray(x)
+
+
+def _within(got, want, ulps, what, tol=None):
+    """``got`` is ``want`` (eager's) within ``ulps`` per element (or the absolute ``tol``): shape, dtype, NaN,
+    infinities and (exact ops) the sign of zeros as eager's."""
+    got, want = _array(got), _array(want)
+    assert (got.shape, got.dtype) == (want.shape, want.dtype), what
+    if want.dtype.kind not in "fc" and want.dtype.name != "bfloat16":
+        np.testing.assert_array_equal(got, want, err_msg=what)
+        return
+    g, w = got.astype(np.complex128 if want.dtype.kind == "c" else np.float64), \
+        want.astype(np.complex128 if want.dtype.kind == "c" else np.float64)
+    np.testing.assert_array_equal(np.isnan(g), np.isnan(w), err_msg=f"{what}: NaN where eager has none or not")
+    inf = np.isinf(w)
+    np.testing.assert_array_equal(g[inf], w[inf], err_msg=f"{what}: infinities")
+    finite = np.isfinite(w)
+    if tol is not None:
+        assert np.all(np.abs(g[finite] - w[finite]) <= tol), (what, g, w, tol)
+    elif ulps == 0:
+        np.testing.assert_array_equal(g[finite], w[finite], err_msg=f"{what}: not eager's bits")
+        if want.dtype.kind == "f":
+            np.testing.assert_array_equal(np.signbit(g[finite]), np.signbit(w[finite]), err_msg=f"{what}: zero signs")
+    else:
+        spacing = np.spacing(np.abs(want[finite]).astype(np.float64 if want.dtype.kind == "c" else want.dtype))
+        assert np.all(np.abs(g[finite] - w[finite]) <= ulps * np.abs(spacing).astype(np.float64)), \
+            (what, g[finite], w[finite])
+
+
+def _compare(fn, calls, ulps, sums=None):
+    """Each call's arguments through eager ``fn``, ``gg.function(fn)`` and ``gg.function(fn, jit_compile=True)``
+    (each function called twice per call); returns the jit function."""
+    unfused, jit = gg.function(fn), gg.function(fn, jit_compile=True)
+    for k, make in enumerate(calls):
+        eager = _leaves(fn(*make()))
+        for name, f in (("unfused", unfused), ("jit", jit)):
+            for repeat in range(2):
+                got = _leaves(f(*make()))
+                assert len(got) == len(eager)
+                for i, (g, e) in enumerate(zip(got, eager)):
+                    what = f"{name} call {k}.{repeat} output {i}"
+                    if name == "unfused":
+                        _within(g, e, 0, what)
+                    elif sums and i in sums:
+                        terms = _array(eager[sums[i]])
+                        _within(g, e, None, what, tol=bound.sum_tolerance(terms) if terms.size else 0.0)
+                    else:
+                        _within(g, e, ulps, what)
+    return jit
+
+
+def _fused(f):
+    """The fused regions of ``f``'s traces (``ops`` each)."""
+    return [r["ops"] for trace in f._traces.values() if trace.plan is not None
+            for r in trace.plan.stats.get("fusion", {}).get("regions", [])]
+
+
+rng = np.random.default_rng(29)
+
+
+def _rand(*shape, dtype=np.float32):
+    return rng.uniform(-2.0, 2.0, shape).astype(dtype)
+
+
+def _tensor_calls(*arrays_per_call):
+    return [lambda arrays=arrays: tuple(gg.tensor(a) for a in arrays) for arrays in arrays_per_call]
+
+
+# --------------------------------------------------------------------------- shapes: 0-d, empty, one element
+
+def _arith(x):
+    return (x * 2.0 - 1.0) * x
+
+
+def _transcendental(x):
+    return gg.tanh(x * 2.0) * 3.0  # tanh's 4 ulp, times 3 rounded: within 8 ulp of eager's product
+
+
+def _sum(x):
+    y = gg.square(x * 0.5) - x
+    return gg.sum(y), y
+
+
+def _max(x):
+    return gg.max(gg.square(x * 0.5) - x)
+
+
+CHAINS = [("arith", _arith, 0, None), ("transcendental", _transcendental, 8, None), ("sum", _sum, 0, {0: 1}),
+          ("max", _max, 0, None)]
+SHAPES = [(), (0,), (3, 0), (0, 4), (1,), (1, 1), (5,), (2, 3)]
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("name,fn,ulps,sums", CHAINS, ids=[c[0] for c in CHAINS])
+def test_shapes_zero_d_empty_and_one_element(name, fn, ulps, sums, shape, dtype):
+    if fn is _max and 0 in shape:
+        with pytest.raises(ValueError):  # eager's error (no identity), traced or fused alike
+            gg.function(fn, jit_compile=True)(gg.tensor(np.zeros(shape, dtype)))
+        return
+    _compare(fn, _tensor_calls([_rand(*shape, dtype=dtype)], [_rand(*shape, dtype=dtype)]), ulps, sums)
+
+
+# --------------------------------------------------------------------------- sizes about the CPU thresholds
+
+SIZES = sorted({regions.LARGE - 1, regions.LARGE, regions.LARGE + 1, cpu.PARALLEL - 1, cpu.PARALLEL,
+                cpu.PARALLEL + 1, 3 * cpu.PARALLEL + 7})
+
+
+@needs_numba
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("n", SIZES)
+def test_sizes_about_the_large_and_parallel_thresholds(n, threads):
+    before = gg.get_num_threads()
+    gg.set_num_threads(threads)
+    try:
+        x = [_rand(n)], [_rand(n)]
+        for name, fn, ulps, sums in CHAINS:
+            f = _compare(fn, _tensor_calls(*x), ulps, sums)
+            # from LARGE elements a transcendental op is left to NumPy's loops; the others fuse at every size
+            assert bool(_fused(f)) == (fn is not _transcendental or n < regions.LARGE), name
+    finally:
+        gg.set_num_threads(before)
+
+
+@needs_numba
+def test_a_split_sum_is_the_same_on_every_call_and_thread_count():
+    x = gg.tensor(_rand(3 * cpu.PARALLEL + 7))
+    before = gg.get_num_threads()
+    results = []
+    try:
+        for threads in (1, 2, 3):
+            gg.set_num_threads(threads)
+            f = gg.function(lambda x: gg.sum(gg.square(x * 0.5) - x), jit_compile=True)
+            results.append([f(x).numpy() for _ in range(3)])
+    finally:
+        gg.set_num_threads(before)
+    for per_threads in results:
+        assert len({r.tobytes() for r in per_threads}) == 1  # chunks combined in order: no timing in the result
+
+
+# --------------------------------------------------------------------------- views
+
+VIEWS = [("slice", lambda t: t[::2, 1:]), ("transpose", lambda t: gg.transpose(t)), ("negative rows", lambda t: t[::-1]),
+         ("negative columns", lambda t: t[:, ::-1]), ("reshape of a transpose", lambda t: gg.reshape(gg.transpose(t), (-1,))),
+         ("broadcast_to", lambda t: gg.broadcast_to(t[:1], (6, 8))), ("column", lambda t: t[:, 3:4])]
+
+
+@needs_numba
+@pytest.mark.parametrize("name,view", VIEWS, ids=[v[0] for v in VIEWS])
+def test_views_inside_the_function(name, view):
+    calls = _tensor_calls([_rand(6, 8)], [_rand(6, 8)])
+    _compare(lambda t: gg.exp(view(t) * 2.0) * view(t), calls, 8)
+    _compare(lambda t: view(t * 2.0 + 1.0) * 3.0 + 1.0, calls, 0)  # a view into a fused value
+    _compare(lambda t: (gg.sum(view(t) * 2.0 - 1.0), view(t) * 2.0 - 1.0), calls, 0, {0: 1})
+
+
+@needs_numba
+@pytest.mark.parametrize("name,make", [("slice", lambda a: a[::2, 1:]), ("transpose", lambda a: a.T),
+                                       ("negative strides", lambda a: a[::-1, ::-1]),
+                                       ("broadcast", lambda a: np.broadcast_to(a[:1], a.shape))], ids=str)
+def test_views_given_as_arguments(name, make):
+    calls = _tensor_calls([make(_rand(6, 8))], [make(_rand(6, 8))])
+    _compare(_arith, calls, 0)
+    _compare(_transcendental, calls, 8)
+
+
+# --------------------------------------------------------------------------- dtypes
+
+def _bfloat16():
+    ml_dtypes = pytest.importorskip("ml_dtypes", reason="bfloat16 needs the bfloat16 extra (ml_dtypes)")
+    return ml_dtypes.bfloat16
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "int32", "int64", "complex64", "float32", "float64"])
+def test_every_dtype_gives_eager_result(dtype):
+    dtype = _bfloat16() if dtype == "bfloat16" else np.dtype(dtype)
+    scale = (1 + 1j) if np.dtype(dtype).kind == "c" else 1
+    a, b = [(rng.uniform(-3, 3, 7) * scale).astype(dtype) for _ in range(2)]
+    calls = _tensor_calls([a, b], [b, a])
+    _compare(lambda x, y: (x * y + x) - y, calls, 0)
+    if np.dtype(dtype).kind in "fcV" or dtype is not np.dtype(dtype):
+        _compare(lambda x, y: gg.exp(x * 0.5) * 2.0 + y, calls, 8)
+
+
+@needs_numba
+def test_bool_and_mixed_dtypes_with_casts():
+    a, b = rng.uniform(-3, 3, 7) > 0, rng.uniform(-3, 3, 7) > 0
+    _compare(lambda x, y: gg.logical_and(x, y), _tensor_calls([a, b]), 0)
+    x32, x64 = _rand(7), _rand(7, dtype=np.float64)
+    _compare(lambda x, y: (x * 2.0 + y) * x, _tensor_calls([x32, x64]), 0)
+    _compare(lambda x: gg.cast(x * 2.0, gg.float64) + 1.0, _tensor_calls([x32]), 0)
+    _compare(lambda x: gg.cast(gg.exp(x * 2.0), gg.float16) * 2.0, _tensor_calls([x32]), 1)  # 4 ulp of f32 < 1 of f16
+    _compare(lambda x: gg.cast(x * 3.0 - 1.0, gg.int32) * 2, _tensor_calls([x32 * 10]), 0)
+
+
+# --------------------------------------------------------------------------- operands: numbers, 0-d arrays, variables
+
+@needs_numba
+@pytest.mark.parametrize("kind", ["python float", "python int", "numpy scalar", "0-d tensor", "0-d numpy array",
+                                  "one-element tensor"])
+def test_scalar_operands_are_read_each_call(kind):
+    make = {"python float": float, "python int": int, "numpy scalar": np.float32,
+            "0-d tensor": lambda v: gg.tensor(np.float32(v)), "0-d numpy array": lambda v: np.asarray(v, np.float32),
+            "one-element tensor": lambda v: gg.tensor(np.array([v], np.float32))}[kind]
+    x = _rand(6)
+    f = _compare(lambda x, s: (x * s + 1.0) * s, [lambda: (gg.tensor(x), make(2)), lambda: (gg.tensor(x), make(-3))], 0)
+    if kind in ("0-d tensor", "0-d numpy array", "one-element tensor"):
+        assert f.trace_count == 1  # fed as data: one trace, so a baked value would show in the second call
+
+
+@needs_numba
+def test_a_zero_d_variable_assigned_between_calls_is_read_each_call():
+    v = gg.Variable(np.float32(2.0))
+    x = _rand(6)
+
+    def set_to(value):
+        v.assign(np.float32(value))
+        return (gg.tensor(x),)
+    f = _compare(lambda x: (x * v + 1.0) * v, [lambda: set_to(2.0), lambda: set_to(-5.0)], 0)
+    assert f.trace_count == 1 and _fused(f) == [3]
+
+
+# --------------------------------------------------------------------------- special values
+
+SPECIAL = np.array([0.0, -0.0, np.nan, np.inf, -np.inf, 1e-45, -1e-45, 1e-40, 3.4e38, -1.0, 1.0, 7.0, -2.5],
+                   np.float32)
+
+
+def _special(dtype):
+    a = SPECIAL.astype(dtype)
+    if dtype == np.float64:
+        a[5:7] = [5e-324, -5e-324]  # the smallest denormals of the dtype
+    return a
+
+
+SPECIAL_CASES = [  # (id, fn, ulps or {sum output: its terms' output}, whether it fuses)
+    ("arithmetic", lambda x, y: (x * 1.0 - 0.5) * x + y, 0),
+    ("negation and zero signs", lambda x, y: -(x * 1.0) * y, 0),
+    ("relu of -0.0", lambda x, y: gg.relu(x * 1.0) * 2.0, 0),
+    ("maximum", lambda x, y: gg.maximum(x * 1.0, y) * 2.0, 0),
+    ("minimum", lambda x, y: gg.minimum(x * 1.0, y) * 2.0, 0),
+    ("where with NaN in the branch not taken", lambda x, y: gg.where(x > 0, gg.log(x * 1.0), x * 0.0) + 1.0, 4),
+    ("division by zeros", lambda x, y: (x * 1.0) / (y * 0.0) + 1.0, 0),
+    ("division by negative zeros", lambda x, y: (x * 1.0) / (y * -0.0) + 1.0, 0),
+    ("abs and sqrt", lambda x, y: gg.sqrt(gg.abs(x * 1.0)) * gg.sqrt(y * 1.0), 0),
+    ("denormals", lambda x, y: x * 1e-30 * 1e-8 + x * 0.5, 0),
+    ("pow by one exponent 0.5", lambda x, y: (x * 1.0) ** 0.5 * 1.0, 4),
+    ("pow by one exponent -1", lambda x, y: gg.power(x * 1.0, -1.0) * 1.0, 4),
+    ("pow by one exponent 2", lambda x, y: gg.power(x * 1.0, 2.0) * 1.0, 4),
+    ("pow by a 0-d tensor 0.5", lambda x, y: gg.power(x * 1.0, gg.tensor(np.asarray(0.5, x.dtype))) * 1.0, 4),
+    ("pow elementwise", lambda x, y: gg.power(x * 1.0, y) * 1.0, 4),
+    ("copysign", lambda x, y: gg.copysign(x * 1.0, y) * 1.0, 0),
+    ("exp and log", lambda x, y: gg.exp(gg.log(gg.abs(x * 1.0)) * 0.5) * 2.0, 8),
+    ("sum", lambda x, y: (gg.sum(x * 1.0 * 2.0), x * 1.0 * 2.0), {0: 1}),
+    ("max", lambda x, y: gg.max(x * 1.0 * 2.0), 0),
+]
+NOT_FUSED = {"maximum", "minimum"}  # ops with no expression: their eager kernels between regions
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name,fn,ulps", SPECIAL_CASES, ids=[c[0] for c in SPECIAL_CASES])
+def test_nan_inf_negative_zero_and_denormals(name, fn, ulps, dtype):
+    x = _special(dtype)
+    y = x[::-1].copy()
+    with np.errstate(all="ignore"):
+        if isinstance(ulps, dict):
+            f = _compare(fn, _tensor_calls([x, y], [y, x]), 0, ulps)
+        else:
+            f = _compare(fn, _tensor_calls([x, y], [y, x]), ulps)
+    assert bool(_fused(f)) != (name in NOT_FUSED), name
+
+
+@needs_numba
+@pytest.mark.parametrize("values", [[np.nan, 1.0, 2.0], [1.0, np.nan], [-np.inf, -np.inf], [-0.0, 0.0], [0.0, -0.0],
+                                    [3e38, 3e38, -3e38]], ids=str)
+def test_reductions_of_special_values(values):
+    x = np.array(values, np.float32)
+    with np.errstate(all="ignore"):
+        for reduce, ulps, sums in ((gg.max, 0, None), (gg.sum, 0, {0: 1}), (gg.mean, 1, None)):
+            f = _compare(lambda x: (reduce(x * 1.0 * 2.0), x * 1.0 * 2.0), _tensor_calls([x]), ulps, sums)
+            assert _fused(f) == [5], reduce
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32])
+def test_floor_division_and_mod_by_zero(dtype):
+    a, b = np.array([7, -7, 0, 5, -5, 3], dtype), np.array([2, 2, 0, 0, -3, -1], dtype)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        _compare(lambda x, y: gg.floor_divide(x * 1, y) + 1, _tensor_calls([a, b]), 0)
+        _compare(lambda x, y: gg.mod(x * 1, y) + 1, _tensor_calls([a, b]), 0)
+
+
+# --------------------------------------------------------------------------- what is returned
+
+def _twice(x):
+    y = x * 2.0 + 1.0
+    return y, y, {"a": y, "b": gg.sum(y)}
+
+
+def _view_of_intermediate(x):
+    y = x * 2.0 + 1.0
+    return y[1:], gg.reshape(y, (7, 1)), y * 3.0
+
+
+RETURNS = [("intermediates", lambda x: (x * 2.0, x * 2.0 + 1.0, gg.exp(x * 2.0 + 1.0)), 4),
+           ("a value twice and in a dict", _twice, 1),
+           ("the input itself", lambda x: (x, x * 2.0 + 1.0, x), 0),
+           ("views of an intermediate", _view_of_intermediate, 0)]
+
+
+@needs_numba
+@pytest.mark.parametrize("name,fn,ulps", RETURNS, ids=[r[0] for r in RETURNS])
+def test_returned_values(name, fn, ulps):
+    _compare(fn, _tensor_calls([_rand(7)], [_rand(7)]), ulps)
+
+
+@needs_numba
+def test_a_result_is_the_callers_own():
+    f = gg.function(lambda x: (x, x * 2.0 + 1.0), jit_compile=True)
+    x = gg.tensor(_rand(7))
+    first = f(x)
+    kept = first[1].numpy().copy()
+    f(gg.tensor(_rand(7)))
+    assert np.array_equal(first[1].numpy(), kept)  # a later call writes its own buffers, not what it returned
+    assert not np.shares_memory(first[0].numpy(), x.numpy())  # an input returned is a copy, as tf.function's
+
+
+# --------------------------------------------------------------------------- state, tapes, retraces
+
+@needs_numba
+def test_variables_assigned_between_fused_ops():
+    x = _rand(7)
+    v, w = gg.Variable(_rand(7)), gg.Variable(_rand(7))
+    start = v.numpy().copy(), w.numpy().copy()
+
+    def fn(x):
+        y = gg.exp(x * v) + 1.0
+        v.assign_add(y * 0.5)
+        w.assign(x * 2.0 + v)
+        w.assign_sub(y)
+        return y, (v * 2.0 - x) * w
+    runs = []
+    for f in (fn, gg.function(fn, jit_compile=True)):
+        v.assign(start[0])
+        w.assign(start[1])
+        runs.append([[o.numpy() for o in f(gg.tensor(x))] + [v.numpy().copy(), w.numpy().copy()] for _ in range(3)])
+    for eager, fused in zip(*runs):
+        for e, g in zip(eager, fused):
+            np.testing.assert_allclose(g, e, rtol=64 * np.finfo(np.float32).eps)
+
+
+@needs_numba
+def test_gradient_tapes_inside_first_and_second_order():
+    def first(x):
+        with gg.GradientTape() as tape:
+            tape.watch(x)
+            y = gg.sum(gg.tanh(x * 2.0) * x + 1.0)
+        return y, tape.gradient(y, x)
+
+    def second(x):
+        with gg.GradientTape() as outer:
+            outer.watch(x)
+            with gg.GradientTape() as inner:
+                inner.watch(x)
+                y = gg.sum(gg.exp(x * 0.5) * x)
+            g = inner.gradient(y, x)
+            s = gg.sum(g * g)
+        return g, outer.gradient(s, x)
+    v = gg.Variable(_rand(7))
+
+    def of_variable(x):
+        with gg.GradientTape() as tape:
+            y = gg.sum(gg.square(v * x - 1.0))
+        return tape.gradient(y, v)
+    calls = _tensor_calls([_rand(7, dtype=np.float64)], [_rand(7, dtype=np.float64)])
+    for fn in (first, second, of_variable):
+        f = gg.function(fn, jit_compile=True)
+        for make in calls:
+            f(*make())
+            for g, e in zip(_leaves(f(*make())), _leaves(fn(*make()))):
+                np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-13, atol=1e-13)
+        assert _fused(f), fn.__name__
+
+
+@needs_numba
+def test_new_shapes_and_dtypes_trace_again():
+    fn = lambda x: gg.exp(x * 2.0) * 3.0 + x  # noqa: E731
+    f = gg.function(fn, jit_compile=True)
+    inputs = [_rand(7), _rand(3, 5), np.float32(0.5), _rand(7, dtype=np.float64), np.zeros((0,), np.float32),
+              _rand(7).astype(np.float16), np.arange(5, dtype=np.int32), _rand(7)]
+    for a in inputs:
+        _within(f(gg.tensor(a)), fn(gg.tensor(a)), 8 if np.dtype(a.dtype).kind == "f" else 0, str(a.dtype))
+    assert f.trace_count == len(inputs) - 1  # the last signature is the first's
+
+
+@needs_numba
+def test_one_function_from_several_threads():
+    fn = lambda x: gg.sum(gg.tanh(x * 2.0) * 3.0 + x)  # noqa: E731
+    f = gg.function(fn, jit_compile=True)
+    xs = [gg.tensor(_rand(cpu.PARALLEL + 5)) for _ in range(4)]
+    alone = [(f(x), f(x).numpy())[1] for x in xs]  # (the call that traces returns the trace's eager values)
+    got, errors = {}, []
+
+    def worker(k):
+        try:
+            for r in range(10):
+                got[(k, r)] = f(xs[k]).numpy()
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for (k, _), value in got.items():
+        assert value.tobytes() == alone[k].tobytes()
+    assert f.trace_count == 1
+
+
+@needs_numba
+def test_exceptions_inside_leave_the_function_usable():
+    def fn(x, fail):
+        y = x * 2.0 + 1.0
+        if fail:
+            raise KeyError("from the body")
+        return gg.exp(y) * 2.0
+    f = gg.function(fn, jit_compile=True)
+    x = gg.tensor(_rand(7))
+    with pytest.raises(KeyError):
+        f(x, True)
+    for _ in range(2):
+        _within(f(x, False), fn(x, False), 8, "after an exception")
+    g = gg.function(lambda x, y: gg.exp(x * 2.0) + y, jit_compile=True)
+    with pytest.raises(gg.errors.ShapeError):
+        g(gg.tensor(_rand(3)), gg.tensor(_rand(4)))
+    _within(g(gg.tensor(np.ones(3, np.float32)), gg.tensor(np.ones(3, np.float32))),
+            np.exp(np.float32(2)) + np.ones(3, np.float32), 4, "after an op's error")
+
+
+@needs_numba
+def test_nested_functions():
+    """A gg.function called inside another's trace runs its body there (as a tf.function inside a tf.function):
+    the outer function's jit_compile decides whether its ops fuse; eager calls of the inner one fuse by its own."""
+    body = lambda x: gg.tanh(x * 2.0) * 3.0  # noqa: E731
+    inner_jit, inner_plain = gg.function(body, jit_compile=True), gg.function(body)
+    x = gg.tensor(_rand(7))
+    eager = body(x + 1.0) - 1.0
+    for inner in (inner_jit, inner_plain):
+        for jit in (True, False):
+            f = gg.function(lambda x: inner(x + 1.0) - 1.0, jit_compile=jit)
+            for _ in range(3):
+                _within(f(x), eager, 8 if jit else 0, f"{inner} in jit_compile={jit}")
+            assert _fused(f) == ([5] if jit else []), (inner, jit)
+    for _ in range(3):
+        _within(inner_jit(x), body(x), 8, "the inner function called alone")
+
+
+# --------------------------------------------------------------------------- jit_compile's values, diagnostics
+
+@pytest.mark.parametrize("value,fuses", [(True, True), (False, False), (None, False), (np.bool_(True), True)], ids=str)
+def test_jit_compile_takes_tf_functions_values(value, fuses):
+    """``tf.function(jit_compile=None)`` is TensorFlow's default: XLA on a TPU only; here the replay unfused."""
+    f = gg.function(lambda x: gg.tanh(x) * 2.0 + 1.0, jit_compile=value)
+    x = gg.tensor(_rand(5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the one "numba is not installed" warning
+        f(x)
+    assert ("fused:" in f.diagnostics()[0]) == fuses
+    _within(f(x), gg.tanh(x) * 2.0 + 1.0, 8, str(value))
+
+
+@pytest.mark.parametrize("value", ["yes", 1, 0.0])
+def test_jit_compile_refuses_other_values(value):
+    with pytest.raises(TypeError, match="jit_compile"):
+        gg.function(lambda x: x, jit_compile=value)
+
+
+@needs_numba
+def test_diagnostics_say_what_was_fused():
+    f = gg.function(lambda x: (gg.sum(gg.exp(x * 2.0) - 1.0), gg.matmul(x, x) * 2.0 + 1.0), jit_compile=True)
+    f(gg.tensor(_rand(3, 3, dtype=np.float64)))
+    line = f.diagnostics()[0]
+    assert "fused: 2 regions (4 ops over 9 elements, 72 B in, 8 B out; 2 ops over 9 elements, 72 B in, 72 B out)" in line
+    assert "compiled in" in line
+    empty = gg.function(lambda x: (x * 2.0 + 1.0) * x, jit_compile=True)
+    empty(gg.tensor(np.zeros((0, 3), np.float32)))
+    assert "3 ops over 0 elements, 0 B in, 0 B out" in empty.diagnostics()[0]
+    single = gg.function(lambda x: x * 2.0, jit_compile=True)
+    single(gg.tensor(_rand(3)))
+    assert "fused: no regions" in single.diagnostics()[0]
+
+
+def test_without_numba_one_warning_that_says_how_to_install():
+    """In a process where numba does not import: the first jit function warns once (naming the extra), the
+    others are silent, all replay unfused with eager's bits."""
+    code = textwrap.dedent("""
+        import sys, warnings
+        sys.modules["numba"] = None  # import numba raises ImportError
+        import numpy as np, gpugrad as gg
+        x = gg.tensor(np.linspace(-1, 1, 5, dtype=np.float32))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for k in range(3):
+                f = gg.function(lambda x: gg.tanh(x * 2.0) + float(k), jit_compile=True)
+                f(x); f(x)
+                assert np.array_equal(f(x).numpy(), (gg.tanh(x * 2.0) + float(k)).numpy())
+        messages = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+        assert len(messages) == 1, messages
+        assert "pip install 'gpugrad[jit]'" in messages[0] and "numba" in messages[0], messages
+        assert "unfused: numba is not installed" in f.diagnostics()[0]
+        print("ok")
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                          env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stdout + done.stderr
