@@ -565,3 +565,92 @@ def test_without_numba_one_warning_that_says_how_to_install():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120,
                           env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stdout + done.stderr
+
+
+# --------------------------------------------------------------------------- the stand-in GPU: generated kernels on the host
+
+_STAND_IN_BOUNDARIES = """
+import json, numpy as np, gpugrad as gg
+np.seterr(all="ignore")
+rng = np.random.default_rng(29)
+failures, fused = [], {}
+
+def leaves(r):
+    return [y for x in r for y in leaves(x)] if isinstance(r, (list, tuple)) else [r]
+
+def within(g, e, ulps):
+    g, e = g.numpy(), e.numpy()
+    if (g.shape, g.dtype) != (e.shape, e.dtype):
+        return "shape or dtype"
+    if not np.array_equal(np.isnan(g), np.isnan(e)) or not np.array_equal(g[np.isinf(e)], e[np.isinf(e)]):
+        return "NaN or infinities"
+    fin = np.isfinite(e)
+    g64, e64 = g[fin].astype(np.float64), e[fin].astype(np.float64)
+    if ulps == 0:
+        return None if np.array_equal(g64, e64) and np.array_equal(np.signbit(g[fin]), np.signbit(e[fin])) else "bits"
+    return None if np.all(np.abs(g64 - e64) <= ulps * np.spacing(np.abs(e[fin])).astype(np.float64)) else "beyond"
+
+def check(name, fn, calls, ulps):
+    f = gg.function(fn, jit_compile=True)
+    for make in calls:
+        eager = leaves(fn(*make()))
+        for repeat in range(2):
+            for i, (g, e) in enumerate(zip(leaves(f(*make())), eager)):
+                why = within(g, e, ulps)
+                if why:
+                    failures.append(f"{name} output {i}: {why}")
+                    return
+    fused[name] = sum(len(t.plan.stats["fusion"]["regions"]) for t in f._traces.values() if t.plan is not None)
+
+def on_gpu(*arrays):
+    return lambda: tuple(gg.tensor(a, device="cuda") for a in arrays)
+
+def rand(shape, dtype):
+    return rng.uniform(-2.0, 2.0, shape).astype(dtype)
+
+special = np.array([0.0, -0.0, np.nan, np.inf, -np.inf, 1e-45, -1e-45, 1e-40, 3.4e38, -1.0, 1.0, 7.0], np.float32)
+for dtype in (np.float16, np.float32, np.float64):
+    d, tanh_ulps = dtype.__name__, (1 if dtype == np.float16 else 8)
+    for shape in [(), (0,), (3, 0), (1,), (1, 1), (5,), (2, 3), (70000,)]:
+        calls = [on_gpu(rand(shape, dtype)), on_gpu(rand(shape, dtype))]
+        check(f"{d} arithmetic {shape}", lambda x: (x * 2.0 - 1.0) * x, calls, 0)
+        check(f"{d} tanh {shape}", lambda x: gg.tanh(x * 2.0) * 3.0, calls, tanh_ulps)
+    x = special.astype(dtype)
+    calls = [on_gpu(x, x[::-1].copy()), on_gpu(x[::-1].copy(), x)]
+    check(f"{d} special arithmetic", lambda x, y: (x * 1.0 - 0.5) * x + y, calls, 0)
+    check(f"{d} division by zero", lambda x, y: (x * 1.0) / (y * 0.0) + 1.0, calls, 0)
+    check(f"{d} where with NaN in the branch not taken", lambda x, y: gg.where(x > 0, gg.log(x * 1.0), x * 0.0) + 1.0,
+          calls, 4)
+    check(f"{d} pow by 0.5", lambda x, y: (x * 1.0) ** 0.5 * 1.0, calls, 4)
+    if dtype != np.float16:  # the stand-in's float16 maximum is NumPy's, which keeps the first of tied zeros
+        check(f"{d} relu of -0.0", lambda x, y: gg.relu(x * 1.0) * 2.0, calls, 0)
+    t = rand((6, 8), dtype)
+    for name, view in [("slice", lambda t: t[::2, 1:]), ("transpose", lambda t: gg.transpose(t)),
+                       ("negative strides", lambda t: t[::-1]), ("broadcast_to", lambda t: gg.broadcast_to(t[:1], (6, 8))),
+                       ("reshape of a transpose", lambda t: gg.reshape(gg.transpose(t), (-1,)))]:
+        check(f"{d} view {name}", lambda t, view=view: view(t * 2.0 + 1.0) * 3.0 + 1.0, [on_gpu(t), on_gpu(t[::-1].copy())], 0)
+    v = rand(7, dtype)
+    check(f"{d} 0-d tensor operand", lambda x, s: (x * s + 1.0) * s,
+          [on_gpu(v, np.asarray(1.5, dtype)), on_gpu(v, np.asarray(-3.0, dtype))], 0)
+    var = gg.Variable(np.asarray(2.0, dtype), device="cuda")
+    def set_to(value, v=v, var=var):
+        var.assign(np.asarray(value, dtype))
+        return (gg.tensor(v, device="cuda"),)
+    check(f"{d} 0-d variable operand", lambda x, var=var: (x * var + 1.0) * var, [lambda: set_to(2.0), lambda: set_to(5.0)], 0)
+    check(f"{d} returned values", lambda x: (x, x * 2.0, x * 2.0 + 1.0, x * 2.0 + 1.0), [on_gpu(v)], 0)
+print(json.dumps({"failures": failures, "fused": fused}))
+"""
+
+
+def test_stand_in_gpu_boundaries(tmp_path):
+    """The generated kernels (float16, float32, float64) on the stand-in GPU against its eager kernels: 0-d, empty,
+    one element, a launch over 70000 elements, special values, views, 0-d operands read each call, returns."""
+    import json
+
+    from .conftest import run_in_stand_in
+    report = json.loads(run_in_stand_in(_STAND_IN_BOUNDARIES, tmp_path).splitlines()[-1])
+    assert report["failures"] == []
+    fused = report["fused"]
+    for dtype in ("float16", "float32", "float64"):
+        assert fused[f"{dtype} arithmetic (5,)"] == fused[f"{dtype} tanh (70000,)"] == 1, fused
+        assert fused[f"{dtype} 0-d variable operand"] == 1 and fused[f"{dtype} pow by 0.5"] == 1, fused
