@@ -263,13 +263,17 @@ def _split(kernel, finish, pieces, args, reduced, cpu_threads):
     lo0, hi0 = _U(lo0), _U(hi0)
 
     def run():
-        pool = cpu_threads._pool()
-        futures = [pool.submit(kernel, lo, hi, c, *args) for c, lo, hi in rest]
-        try:
-            kernel(lo0, hi0, 0, *args)
-        finally:
-            for f in futures:
-                f.result()
+        if cpu_threads.get_num_threads() == 1:  # set so since the trace (no pool): the same chunks, in turn
+            for c, lo, hi in [(0, lo0, hi0)] + rest:
+                kernel(lo, hi, c, *args)
+        else:
+            pool = cpu_threads._pool()
+            futures = [pool.submit(kernel, lo, hi, c, *args) for c, lo, hi in rest]
+            try:
+                kernel(lo0, hi0, 0, *args)
+            finally:
+                for f in futures:
+                    f.result()
         if finish is not None:
             finish(*reduced)
     return run
