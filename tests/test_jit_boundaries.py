@@ -179,11 +179,34 @@ def test_a_split_sum_is_the_same_on_every_call_and_thread_count():
         for threads in (1, 2, 3):
             gg.set_num_threads(threads)
             f = gg.function(lambda x: gg.sum(gg.square(x * 0.5) - x), jit_compile=True)
+            f(x)  # the call that traces returns the trace's (eager) values; the replays the fused ones
             results.append([f(x).numpy() for _ in range(3)])
     finally:
         gg.set_num_threads(before)
     for per_threads in results:
         assert len({r.tobytes() for r in per_threads}) == 1  # chunks combined in order: no timing in the result
+
+
+@needs_numba
+def test_thread_count_changed_after_the_trace():
+    """A region split across 3 threads at its trace runs after gg.set_num_threads(1) (the pool is gone: its chunks
+    in turn) and after other counts, with the same bits."""
+    before = gg.get_num_threads()
+    x = gg.tensor(_rand(3 * cpu.PARALLEL + 7))
+    fn = lambda x: (gg.sum(gg.square(x * 0.5) - x), gg.square(x * 0.5) - x)  # noqa: E731
+    try:
+        gg.set_num_threads(3)
+        f = gg.function(fn, jit_compile=True)
+        f(x)
+        first = [o.numpy() for o in f(x)]
+        for threads in (1, 2, 4, 1):
+            gg.set_num_threads(threads)
+            for g, e in zip(f(x), first):
+                assert g.numpy().tobytes() == e.tobytes(), threads
+    finally:
+        gg.set_num_threads(before)
+    _within(first[1], fn(x)[1], 0, "the terms")
+    _within(first[0], fn(x)[0], None, "the sum", tol=bound.sum_tolerance(first[1]))
 
 
 # --------------------------------------------------------------------------- views
