@@ -355,6 +355,27 @@ def test_reductions_of_special_values(values):
 
 
 @needs_numba
+@pytest.mark.parametrize("values", [[3e38] * 5 + [-3e38] * 5, [3e38, 3e38, -3e38, -3e38], [2e38, 2e38, -1e38],
+                                    [1e38, 1e38, 1e38], [3e38, -3e38, np.inf]], ids=str)
+def test_a_float32_sum_past_the_largest_float32(values):
+    """bound.may_overflow: where the terms' magnitudes add up past float32's largest finite value, the fused sum is
+    the float64 total rounded (NumPy's float32 partial sums may overflow to inf or NaN); else as eager."""
+    x = np.array(values, np.float32)
+    def fn(x):
+        y = x * 1.0 * 1.0
+        return gg.sum(y), y
+    f = gg.function(fn, jit_compile=True)
+    with np.errstate(all="ignore"):
+        f(gg.tensor(x))
+        (total, terms), (eager, _) = f(gg.tensor(x)), fn(gg.tensor(x))
+        if bound.may_overflow(x) and np.isfinite(x).all():
+            assert total.numpy() == np.float32(np.sum(x.astype(np.float64)))
+        else:
+            _within(total, eager, None, "sum", tol=bound.sum_tolerance(x) if np.isfinite(x).all() else 0.0)
+    assert _fused(f) == [3]
+
+
+@needs_numba
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32])
 def test_floor_division_and_mod_by_zero(dtype):
     a, b = np.array([7, -7, 0, 5, -5, 3], dtype), np.array([2, 2, 0, 0, -3, -1], dtype)
