@@ -75,7 +75,8 @@ def _number(value, dialect):
         return f"A({value!r})"
     if math.isnan(value) or math.isinf(value):
         return f"_T(float({str(value)!r}))"
-    return f"_T({int(value)!r})" if value.is_integer() and abs(value) < 2 ** 53 else f"_T({value!r})"
+    whole = value.is_integer() and abs(value) < 2 ** 53 and math.copysign(1.0, value) > 0  # -0.0 keeps its sign
+    return f"_T({int(value)!r})" if whole else f"_T({value!r})"
 
 
 def bind(declared, operands, values, dialect):
