@@ -280,6 +280,32 @@ def test_scalar_operands_are_read_each_call(kind):
         assert f.trace_count == 1  # fed as data: one trace, so a baked value would show in the second call
 
 
+SCALARS = [0.0, -0.0, np.nan, np.inf, -np.inf, 0, False, 1e-45, 3.4e38]
+
+
+@needs_numba
+@pytest.mark.parametrize("value", SCALARS, ids=repr)
+def test_every_python_number_is_a_constant_of_the_region(value):
+    """x + 0.0, x * nan and the others are constants of the region, as x + 0.5 is (their signs and NaN kept):
+    the op fuses rather than ending the region as a call step."""
+    x = np.array([0.0, -0.0, 1.0, -1.0, np.inf, np.nan, 1e-45], np.float32)
+    with np.errstate(all="ignore"):
+        for fn in (lambda x: (x * 1.0 - value) * 2.0, lambda x: (x * 1.0 + value) * 2.0,
+                   lambda x: (x * value) * 2.0 - 1.0):
+            f = _compare(fn, _tensor_calls([x], [x[::-1].copy()]), 0)
+            assert _fused(f) == [3], f.diagnostics()
+
+
+@needs_numba
+@pytest.mark.parametrize("alpha", [-0.0, 0.0, np.nan, 0.1], ids=repr)
+def test_a_param_keeps_its_sign_and_nan(alpha):
+    x = np.array([0.0, -0.0, 1.0, -1.0, -2.0], np.float32)
+    fn = lambda x: gg.raw_ops.leaky_relu_grad(x * 1.0, x * 2.0, alpha=alpha) * 3.0  # noqa: E731
+    with np.errstate(all="ignore"):
+        f = _compare(fn, _tensor_calls([x]), 0)
+    assert _fused(f) == [4]
+
+
 @needs_numba
 def test_a_zero_d_variable_assigned_between_calls_is_read_each_call():
     v = gg.Variable(np.float32(2.0))
@@ -662,6 +688,7 @@ for dtype in (np.float16, np.float32, np.float64):
     x = special.astype(dtype)
     calls = [on_gpu(x, x[::-1].copy()), on_gpu(x[::-1].copy(), x)]
     check(f"{d} special arithmetic", lambda x, y: (x * 1.0 - 0.5) * x + y, calls, 0)
+    check(f"{d} signed zero constants", lambda x, y: (x * 1.0 - -0.0) * 2.0 + 0.0, calls, 0)
     check(f"{d} division by zero", lambda x, y: (x * 1.0) / (y * 0.0) + 1.0, calls, 0)
     check(f"{d} where with NaN in the branch not taken", lambda x, y: gg.where(x > 0, gg.log(x * 1.0), x * 0.0) + 1.0,
           calls, 4)
