@@ -235,6 +235,29 @@ def test_views_given_as_arguments(name, make):
     _compare(_transcendental, calls, 8)
 
 
+NUMPY_VIEWS = [("contiguous", lambda a: a), ("slice", lambda a: a[::2, 1:]), ("transpose", lambda a: a.T),
+               ("negative rows", lambda a: a[::-1]), ("negative columns", lambda a: a[:, ::-2]),
+               ("broadcast", lambda a: np.broadcast_to(a[:1], a.shape))]
+
+
+@needs_numba
+@pytest.mark.parametrize("jit", [False, True])
+@pytest.mark.parametrize("name,make", NUMPY_VIEWS, ids=[v[0] for v in NUMPY_VIEWS])
+def test_numpy_views_given_as_arguments(name, make, jit):
+    """A NumPy argument is fed by value in any layout (a strided view too: its buffer is laid out as it is), and
+    the trace's ops on it and on its views replay, as ``tf.function`` takes any ndarray."""
+    fn = lambda a: (gg.multiply(a, 2.0) + 1.0, gg.multiply(a[1:], 3.0) - 1.0, gg.sum(gg.multiply(a, 0.5)))  # noqa: E731
+    f = gg.function(fn, jit_compile=jit)
+    for data in (_rand(6, 8), _rand(6, 8), _rand(6, 8)):
+        a = make(data)
+        got, eager = f(a), fn(a)
+        _within(got[0], eager[0], 0, name)
+        _within(got[1], eager[1], 0, name)
+        _within(got[2], eager[2], 0 if not jit else None, name,
+                tol=bound.sum_tolerance(a * np.float32(0.5)) if jit else None)
+    assert f.trace_count == 1
+
+
 # --------------------------------------------------------------------------- dtypes
 
 def _bfloat16():
