@@ -29,7 +29,9 @@ import importlib.util
 import os
 import re
 import sys
+import tempfile
 import threading
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -76,6 +78,7 @@ _NUMBER = re.compile(r"_T\((-?[0-9][^()]*|float\('-?[a-z]+'\))\)")
 _U = np.uint64
 _lock = threading.Lock()
 _loaded: dict = {}  # source hash -> the module of its compiled functions
+_fallback: list = []  # the temporary cache folder of this process, once the configured one cannot be written
 
 
 def available():
@@ -206,6 +209,17 @@ def cache_dir():
     return Path(root) / "fusion"
 
 
+def _write(folder, key, text):
+    """The path of module ``text`` under ``folder`` (written there once, atomically)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"region_{key}.py"
+    if not path.exists() or path.read_text() != text:
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    return path
+
+
 def compile_source(text):
     """The module of numba functions of source ``text`` (written once under its hash; numba compiles on the first
     call, or loads its cached machine code)."""
@@ -214,13 +228,15 @@ def compile_source(text):
         fn = _loaded.get(key)
         if fn is not None:
             return fn
-        folder = cache_dir()
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"region_{key}.py"
-        if not path.exists() or path.read_text() != text:
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(text)
-            os.replace(tmp, path)
+        try:
+            path = _write(cache_dir(), key, text)
+        except OSError as e:  # a cache folder that cannot be written: this process's own temporary one
+            if not _fallback:
+                _fallback.append(Path(tempfile.mkdtemp(prefix="gpugrad-fusion-")))
+                warnings.warn(f"gg.function(jit_compile=True) cannot write its cache folder {cache_dir()} ({e}); "
+                              f"compiling in {_fallback[0]} for this process (set GPUGRAD_CACHE_DIR to a writable "
+                              f"folder to keep compiled regions)", RuntimeWarning, stacklevel=2)
+            path = _write(_fallback[0], key, text)
         name = f"gpugrad_fusion_region_{key}"
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
