@@ -635,6 +635,23 @@ def test_diagnostics_say_what_was_fused():
     assert "fused: no regions" in single.diagnostics()[0]
 
 
+@needs_numba
+def test_a_cache_folder_that_cannot_be_written(tmp_path, monkeypatch):
+    """GPUGRAD_CACHE_DIR naming a file (or a folder that cannot be written): one warning, and the regions compile
+    in a temporary folder of the process, fused and within the bound."""
+    not_a_folder = tmp_path / "a-file"
+    not_a_folder.write_text("")
+    monkeypatch.setenv("GPUGRAD_CACHE_DIR", str(not_a_folder))
+    monkeypatch.setattr(cpu, "_fallback", [])
+    x = gg.tensor(_rand(9))
+    with pytest.warns(RuntimeWarning, match="cannot write its cache folder"):
+        f = _compare(lambda x: gg.exp(x * 1.2345) * 2.0 - 0.75, _tensor_calls([x.numpy()]), 8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        g = _compare(lambda x: gg.exp(x * 2.3456) * 2.0 - 0.75, _tensor_calls([x.numpy()]), 8)
+    assert _fused(f) == _fused(g) == [4]
+
+
 def test_without_numba_one_warning_that_says_how_to_install():
     """In a process where numba does not import: the first jit function warns once (naming the extra), the
     others are silent, all replay unfused with eager's bits."""
