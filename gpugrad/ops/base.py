@@ -51,8 +51,10 @@ def scalar_tensor(value: float, like: Tensor) -> Tensor:
     """
     if not _dt.inexact(like._data.dtype):
         return ensure_tensor(value, like=like)
-    # -0.0 == 0.0 and NaN != NaN: those by their text, so that a trace (and a fused region) knows them as constants
-    key = (value if value == value and value != 0 else repr(float(value)), like._data.dtype, like._device)
+    # -0.0 == 0.0 and NaN != NaN: those by their text, so that a trace (and a fused region) knows them as constants;
+    # by type too: np.float64(2.5) == 2.5, but it is a float64 operand where the Python float takes x's dtype
+    key = (value.__class__, value if value == value and value != 0 else repr(float(value)), like._data.dtype,
+           like._device)
     t = _scalar_tensors.get(key)
     if t is None:
         if len(_scalar_tensors) > 4096:
