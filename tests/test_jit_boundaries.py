@@ -319,6 +319,21 @@ def test_every_python_number_is_a_constant_of_the_region(value):
             assert _fused(f) == [3], f.diagnostics()
 
 
+@pytest.mark.parametrize("value", [2.5, 0.0, -0.0, np.nan], ids=repr)
+def test_numpy_and_python_scalars_keep_their_own_dtype(value):
+    """NumPy's rule (NEP 50), whatever came before: a Python float takes the tensor's dtype, an np.float64 makes a
+    float64 (they are equal numbers: the cached constants tell them apart by type); eager, traced and fused."""
+    x = np.linspace(-1, 1, 3, dtype=np.float32)
+    fn = lambda x, s: (x * s + 1.0) * 2.0  # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the one "numba is not installed" warning, without numba
+        for f in (fn, gg.function(fn), gg.function(fn, jit_compile=True)):
+            for s in (np.float64(value), value, np.float64(value), value):
+                want = (x * s + 1.0) * 2.0  # NumPy's result, dtype and value
+                with np.errstate(invalid="ignore"):
+                    _within(f(gg.tensor(x), s), want, 0, f"{f} with {type(s).__name__}")
+
+
 @needs_numba
 @pytest.mark.parametrize("alpha", [-0.0, 0.0, np.nan, 0.1], ids=repr)
 def test_a_param_keeps_its_sign_and_nan(alpha):
