@@ -220,7 +220,7 @@ VIEWS = [("slice", lambda t: t[::2, 1:]), ("transpose", lambda t: gg.transpose(t
 @pytest.mark.parametrize("name,view", VIEWS, ids=[v[0] for v in VIEWS])
 def test_views_inside_the_function(name, view):
     calls = _tensor_calls([_rand(6, 8)], [_rand(6, 8)])
-    _compare(lambda t: gg.exp(view(t) * 2.0) * view(t), calls, 8)
+    _compare(lambda t: gg.exp(view(t) * 2.0) * view(t), calls, 10)  # exp's 4 ulp, relative, through a product
     _compare(lambda t: view(t * 2.0 + 1.0) * 3.0 + 1.0, calls, 0)  # a view into a fused value
     _compare(lambda t: (gg.sum(view(t) * 2.0 - 1.0), view(t) * 2.0 - 1.0), calls, 0, {0: 1})
 
@@ -274,7 +274,7 @@ def test_every_dtype_gives_eager_result(dtype):
     calls = _tensor_calls([a, b], [b, a])
     _compare(lambda x, y: (x * y + x) - y, calls, 0)
     if np.dtype(dtype).kind in "fcV" or dtype is not np.dtype(dtype):
-        _compare(lambda x, y: gg.exp(x * 0.5) * 2.0 + y, calls, 8)
+        _compare(lambda x, y: gg.exp(x * 0.5) * 2.0 * y, calls, 10)
 
 
 @needs_numba
@@ -386,7 +386,7 @@ SPECIAL_CASES = [  # (id, fn, ulps or {sum output: its terms' output}, whether i
     ("pow by a 0-d tensor 0.5", lambda x, y: gg.power(x * 1.0, gg.tensor(np.asarray(0.5, x.dtype))) * 1.0, 4),
     ("pow elementwise", lambda x, y: gg.power(x * 1.0, y) * 1.0, 4),
     ("copysign", lambda x, y: gg.copysign(x * 1.0, y) * 1.0, 0),
-    ("exp and log", lambda x, y: gg.exp(gg.log(gg.abs(x * 1.0)) * 0.5) * 2.0, 8),
+    ("exp and log", lambda x, y: gg.exp(gg.log(gg.abs(x * 1.0)) * 0.5) * 2.0, 160),  # log's 4 ulp of 88 in exp
     ("sum", lambda x, y: (gg.sum(x * 1.0 * 2.0), x * 1.0 * 2.0), {0: 1}),
     ("max", lambda x, y: gg.max(x * 1.0 * 2.0), 0),
 ]
@@ -461,16 +461,16 @@ def _view_of_intermediate(x):
     return y[1:], gg.reshape(y, (7, 1)), y * 3.0
 
 
-RETURNS = [("intermediates", lambda x: (x * 2.0, x * 2.0 + 1.0, gg.exp(x * 2.0 + 1.0)), 4),
-           ("a value twice and in a dict", _twice, 1),
-           ("the input itself", lambda x: (x, x * 2.0 + 1.0, x), 0),
-           ("views of an intermediate", _view_of_intermediate, 0)]
+RETURNS = [("intermediates", lambda x: (x * 2.0, x * 2.0 + 1.0, gg.exp(x * 2.0 + 1.0)), 4, None),
+           ("a value twice and in a dict", _twice, 0, {3: 0}),  # (the dict's leaves: "a", then the sum "b")
+           ("the input itself", lambda x: (x, x * 2.0 + 1.0, x), 0, None),
+           ("views of an intermediate", _view_of_intermediate, 0, None)]
 
 
 @needs_numba
-@pytest.mark.parametrize("name,fn,ulps", RETURNS, ids=[r[0] for r in RETURNS])
-def test_returned_values(name, fn, ulps):
-    _compare(fn, _tensor_calls([_rand(7)], [_rand(7)]), ulps)
+@pytest.mark.parametrize("name,fn,ulps,sums", RETURNS, ids=[r[0] for r in RETURNS])
+def test_returned_values(name, fn, ulps, sums):
+    _compare(fn, _tensor_calls([_rand(7)], [_rand(7)]), ulps, sums)
 
 
 @needs_numba
@@ -505,7 +505,8 @@ def test_variables_assigned_between_fused_ops():
         runs.append([[o.numpy() for o in f(gg.tensor(x))] + [v.numpy().copy(), w.numpy().copy()] for _ in range(3)])
     for eager, fused in zip(*runs):
         for e, g in zip(eager, fused):
-            np.testing.assert_allclose(g, e, rtol=64 * np.finfo(np.float32).eps)
+            # exp's 4 ulp, passed on through v and w (a difference may cancel): against the values' size
+            np.testing.assert_allclose(g, e, rtol=0, atol=64 * np.finfo(np.float32).eps * np.max(np.abs(e)))
 
 
 @needs_numba
@@ -543,12 +544,12 @@ def test_gradient_tapes_inside_first_and_second_order():
 
 @needs_numba
 def test_new_shapes_and_dtypes_trace_again():
-    fn = lambda x: gg.exp(x * 2.0) * 3.0 + x  # noqa: E731
+    fn = lambda x: gg.exp(x * 2.0) * 3.0 * x  # noqa: E731
     f = gg.function(fn, jit_compile=True)
     inputs = [_rand(7), _rand(3, 5), np.float32(0.5), _rand(7, dtype=np.float64), np.zeros((0,), np.float32),
               _rand(7).astype(np.float16), np.arange(5, dtype=np.int32), _rand(7)]
     for a in inputs:
-        _within(f(gg.tensor(a)), fn(gg.tensor(a)), 8 if np.dtype(a.dtype).kind == "f" else 0, str(a.dtype))
+        _within(f(gg.tensor(a)), fn(gg.tensor(a)), 10 if np.dtype(a.dtype).kind == "f" else 0, str(a.dtype))
     assert f.trace_count == len(inputs) - 1  # the last signature is the first's
 
 
@@ -604,10 +605,10 @@ def test_nested_functions():
     body = lambda x: gg.tanh(x * 2.0) * 3.0  # noqa: E731
     inner_jit, inner_plain = gg.function(body, jit_compile=True), gg.function(body)
     x = gg.tensor(_rand(7))
-    eager = body(x + 1.0) - 1.0
+    eager = body(x + 1.0) + 4.0
     for inner in (inner_jit, inner_plain):
         for jit in (True, False):
-            f = gg.function(lambda x: inner(x + 1.0) - 1.0, jit_compile=jit)
+            f = gg.function(lambda x: inner(x + 1.0) + 4.0, jit_compile=jit)
             for _ in range(3):
                 _within(f(x), eager, 8 if jit else 0, f"{inner} in jit_compile={jit}")
             assert _fused(f) == ([5] if jit else []), (inner, jit)
@@ -620,13 +621,13 @@ def test_nested_functions():
 @pytest.mark.parametrize("value,fuses", [(True, True), (False, False), (None, False), (np.bool_(True), True)], ids=str)
 def test_jit_compile_takes_tf_functions_values(value, fuses):
     """``tf.function(jit_compile=None)`` is TensorFlow's default: XLA on a TPU only; here the replay unfused."""
-    f = gg.function(lambda x: gg.tanh(x) * 2.0 + 1.0, jit_compile=value)
+    f = gg.function(lambda x: gg.tanh(x) * 2.0 + 3.0, jit_compile=value)
     x = gg.tensor(_rand(5))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # the one "numba is not installed" warning
         f(x)
     assert ("fused:" in f.diagnostics()[0]) == fuses
-    _within(f(x), gg.tanh(x) * 2.0 + 1.0, 8, str(value))
+    _within(f(x), gg.tanh(x) * 2.0 + 3.0, 8, str(value))
 
 
 @pytest.mark.parametrize("value", ["yes", 1, 0.0])
@@ -660,10 +661,10 @@ def test_a_cache_folder_that_cannot_be_written(tmp_path, monkeypatch):
     monkeypatch.setattr(cpu, "_fallback", [])
     x = gg.tensor(_rand(9))
     with pytest.warns(RuntimeWarning, match="cannot write its cache folder"):
-        f = _compare(lambda x: gg.exp(x * 1.2345) * 2.0 - 0.75, _tensor_calls([x.numpy()]), 8)
+        f = _compare(lambda x: gg.exp(x * 1.2345) * 2.0 + 0.75, _tensor_calls([x.numpy()]), 8)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        g = _compare(lambda x: gg.exp(x * 2.3456) * 2.0 - 0.75, _tensor_calls([x.numpy()]), 8)
+        g = _compare(lambda x: gg.exp(x * 2.3456) * 2.0 + 0.75, _tensor_calls([x.numpy()]), 8)
     assert _fused(f) == _fused(g) == [4]
 
 
