@@ -121,7 +121,8 @@ def function(fn=None, *, max_traces=32, jit_compile=False):
     bits; each transcendental op in a region (exp, log, tanh, ...) adds at most 4 ulp of its result (libm's
     against NumPy's); a fused sum or mean differs from NumPy's pairwise sum by at most
     ``(log2(n) + 2) * eps * sum(|terms|)``; max is exact. NaN and infinities propagate as in eager.
-    :meth:`Function.diagnostics` lists the regions (ops, bytes in and out) and the compile time.
+    :meth:`Function.diagnostics` lists the regions (ops, bytes in and out) and the compile time. The call that
+    traces returns what the trace computed (eager's values); the replays after it, the fused kernels' values.
 
     Example:
         >>> import gpugrad as gg
