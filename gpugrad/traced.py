@@ -458,7 +458,7 @@ def _fusion_line(fusion):
     if not found:
         return f"; fused: no regions{' (' + fusion['note'] + ')' if fusion.get('note') else ''}"
     parts = [f"{r['ops']} ops over {r['elements']} elements, {r['bytes_in']} B in, {r['bytes_out']} B out"
-             for r in found[:8]]
+             f"{' (unfused: ' + r['unfused'] + ')' if r.get('unfused') else ''}" for r in found[:8]]
     return (f"; fused: {len(found)} regions ({'; '.join(parts)}{' ...' if len(found) > 8 else ''}), compiled in "
             f"{fusion.get('compile_seconds', 0.0):.3f} s")
 
