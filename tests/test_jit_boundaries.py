@@ -668,6 +668,34 @@ def test_a_cache_folder_that_cannot_be_written(tmp_path, monkeypatch):
     assert _fused(f) == _fused(g) == [4]
 
 
+@needs_numba
+def test_a_region_that_does_not_compile_replays_its_ops_unfused(monkeypatch):
+    """numba (or NVRTC) failing on a region: one warning, the diagnostics say why, and the region's own steps run in
+    its place with eager's bits, the other regions fused."""
+    def fails(region, *arrays):
+        if "Tanh" in region.op_types:
+            raise RuntimeError("Failed in nopython mode pipeline (step: a stand-in failure)\nmore")
+        return original(region, *arrays)
+    original = cpu.build
+    monkeypatch.setattr(cpu, "build", fails)
+    monkeypatch.setattr(fusion, "_failed", [])
+
+    def fn(x, w):
+        y = gg.tanh(x * 2.0) * 3.0 + 1.0
+        return gg.sum(y), gg.matmul(w, w) * 2.0 - 1.0
+    x, w = _rand(9, dtype=np.float64), _rand(3, 3, dtype=np.float64)
+    with pytest.warns(RuntimeWarning, match="did not compile .*RuntimeError: Failed in nopython mode"):
+        f = gg.function(fn, jit_compile=True)
+        f(gg.tensor(x), gg.tensor(w))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for a in (x, _rand(9, dtype=np.float64)):
+            for g, e in zip(f(gg.tensor(a), gg.tensor(w)), fn(gg.tensor(a), gg.tensor(w))):
+                _within(g, e, 0, "unfused region")
+    line = f.diagnostics()[0]
+    assert "fused: 2 regions (5 ops over 9 elements" in line and line.count("(unfused: RuntimeError") == 1, line
+
+
 def test_without_numba_one_warning_that_says_how_to_install():
     """In a process where numba does not import: the first jit function warns once (naming the extra), the
     others are silent, all replay unfused with eager's bits."""
