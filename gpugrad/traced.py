@@ -115,14 +115,16 @@ def function(fn=None, *, max_traces=32, jit_compile=False):
     ``jit_compile=True`` (``tf.function``'s name; ``jax.jit`` and XLA fuse so too) also fuses each run of
     elementwise ops of one shape, with a sum, mean or max over all of it that ends the run, into one
     generated kernel (``gpugrad._tracing.fusion``): a numba loop on the CPU (the ``gpugrad[jit]``
-    extra; without it one warning and the replay is unfused), a generated ``ElementwiseKernel`` on a GPU.
+    extra; without it one warning and the replay is unfused), a generated ``ElementwiseKernel`` on a GPU;
+    ``False`` or ``None`` (``tf.function``'s default, which compiles only on a TPU) replays unfused.
     A region never spans a matmul, convolution, host read or optimizer update. Without it a replay gives
     eager's bits; with it, per element and per dtype (float32, float64), the bound of
     ``gpugrad._tracing.fusion.bound``: ``+ - * /``, ``sqrt``, comparisons and selections give eager's
     bits; each transcendental op in a region (exp, log, tanh, ...) adds at most 4 ulp of its result (libm's
     against NumPy's); a fused sum or mean differs from NumPy's pairwise sum by at most
     ``(log2(n) + 2) * eps * sum(|terms|)``; max is exact. NaN and infinities propagate as in eager.
-    :meth:`Function.diagnostics` lists the regions (ops, bytes in and out) and the compile time.
+    :meth:`Function.diagnostics` lists the regions (ops, bytes in and out) and the compile time. The call that
+    traces returns what the trace computed (eager's values); the replays after it, the fused kernels' values.
 
     Example:
         >>> import gpugrad as gg
@@ -212,10 +214,10 @@ class Function:
     def __init__(self, fn, max_traces=32, jit_compile=False):
         if int(max_traces) < 1:
             raise ValueError(f"max_traces must be >= 1, got {max_traces!r}")
-        if not isinstance(jit_compile, bool):
-            raise TypeError(f"jit_compile must be True or False, got {jit_compile!r}")
+        if jit_compile is not None and not isinstance(jit_compile, (bool, np.bool_)):
+            raise TypeError(f"jit_compile must be True, False or None, got {jit_compile!r}")
         self._fn = fn
-        self.jit_compile = jit_compile
+        self.jit_compile = bool(jit_compile)  # None: tf.function's default, XLA on a TPU only; unfused here
         self._max_traces = int(max_traces)
         self._traces = collections.OrderedDict()  # signature -> _Trace
         self._lock = threading.RLock()
@@ -468,7 +470,7 @@ def _fusion_line(fusion):
     if not found:
         return f"; fused: no regions{' (' + fusion['note'] + ')' if fusion.get('note') else ''}"
     parts = [f"{r['ops']} ops over {r['elements']} elements, {r['bytes_in']} B in, {r['bytes_out']} B out"
-             for r in found[:8]]
+             f"{' (unfused: ' + r['unfused'] + ')' if r.get('unfused') else ''}" for r in found[:8]]
     return (f"; fused: {len(found)} regions ({'; '.join(parts)}{' ...' if len(found) > 8 else ''}), compiled in "
             f"{fusion.get('compile_seconds', 0.0):.3f} s")
 

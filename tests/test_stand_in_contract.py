@@ -639,6 +639,21 @@ def test_integer_powers_take_negative_exponents(tmp_path):
     """, tmp_path)
 
 
+def test_float_powers_are_pow_per_element(tmp_path):
+    """CuPy's float ``power`` is ``pow(in0, in1)`` per element (``_routines_math.pyx``); NumPy's loop, given one
+    exponent for every element, takes 0.5 as sqrt and -1 as a reciprocal (``-inf ** 0.5`` is nan, ``-0.0 ** 0.5``
+    is -0.0)."""
+    in_stand_in("""
+        import numpy as np, cupy
+        for dtype in (np.float32, np.float64):
+            x = np.array([-np.inf, -0.0, 4.0], dtype)
+            assert np.isnan(np.power(x, dtype(0.5))[0]) and np.signbit(np.power(x, dtype(0.5))[1])
+            for exponent in (0.5, cupy.asarray(dtype(0.5)), cupy.asarray([0.5, 0.5, 0.5], dtype=dtype)):
+                got = (cupy.asarray(x) ** exponent).tolist()
+                assert got == [np.inf, 0.0, 2.0] and not np.signbit(got[1]), (dtype, exponent, got)
+    """, tmp_path)
+
+
 def test_ufunc_at_reduce_and_accumulate_as_cupy_has_them(tmp_path):
     """``cupy.ufunc.at`` exists for the scatter ops only, on the dtypes CUDA has atomics for
     (``_scatter_op_single``); ``reduce``/``accumulate`` for add and multiply, ``reduceat`` for add.

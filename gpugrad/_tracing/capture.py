@@ -276,6 +276,7 @@ class Capture:
         self.variables = {}  # id(variable) -> variable read or written
         self.var_arrays = {}  # id(array) -> variable, the live arrays of the variables seen
         self.viewed = set()  # ids of buffers that views made in the trace look into
+        self.input_roots = set()  # ids of the memory under an input buffer laid out as a strided view (same_layout)
         self.births = {}  # id(array) -> why a root that reads it cannot replay (made outside the trace's roots)
         self.foreign = {}  # id(array) -> array: made in another thread from a Variable's values, while tracing
         self.keep = []  # arrays and tensors the ids above refer to
@@ -306,6 +307,7 @@ class Capture:
         buffer[...] = a
         self.inputs.append((buffer, device))
         self._add_buffer(buffer)
+        self.input_roots.add(id(_root_array(buffer)))  # its views (the TracedArray too) are known by their root
         return buffer.view(TracedArray)
 
     def _add_buffer(self, a):
@@ -325,7 +327,7 @@ class Capture:
         if id(a) in self.buffers or id(a) in self.var_arrays:
             return True
         root = _root_array(a)
-        return id(root) in self.buffers or id(root) in self.var_arrays
+        return id(root) in self.buffers or id(root) in self.var_arrays or id(root) in self.input_roots
 
     def is_traced(self, t):
         """Whether tensor ``t`` holds values that change from call to call (an input, a result, a variable)."""

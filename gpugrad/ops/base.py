@@ -49,9 +49,12 @@ def scalar_tensor(value: float, like: Tensor) -> Tensor:
 
     Converting a Python float costs NumPy more than the op itself on small arrays.
     """
-    if value == 0 or not _dt.inexact(like._data.dtype) or value != value:
-        return ensure_tensor(value, like=like)  # -0.0 == 0.0 and NaN != NaN: not cacheable
-    key = (value, like._data.dtype, like._device)
+    if not _dt.inexact(like._data.dtype):
+        return ensure_tensor(value, like=like)
+    # -0.0 == 0.0 and NaN != NaN: those by their text, so that a trace (and a fused region) knows them as constants;
+    # by type too: np.float64(2.5) == 2.5, but it is a float64 operand where the Python float takes x's dtype
+    key = (value.__class__, value if value == value and value != 0 else repr(float(value)), like._data.dtype,
+           like._device)
     t = _scalar_tensors.get(key)
     if t is None:
         if len(_scalar_tensors) > 4096:

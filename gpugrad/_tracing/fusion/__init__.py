@@ -32,6 +32,7 @@ from . import cpu, gpu, regions
 __all__ = ["fuse", "FusedStep", "available"]
 
 _warned: list = []  # one warning per process: numba is not installed
+_failed: list = []  # one warning per process: a region's kernel did not compile (its steps run unfused)
 
 
 def available(device=CPU):
@@ -47,16 +48,20 @@ def available(device=CPU):
 
 class FusedStep(KernelStep):
     """A fused region as one kernel step: ``inputs`` (what it reads), ``outputs`` (the values it writes: later
-    steps read them, the function returns them, or its reductions' results)."""
+    steps read them, the function returns them, or its reductions' results); ``unfused``: the region's own
+    steps, which run in its place (one warning) where its kernel does not compile; ``report``: its entry in
+    the diagnostics (``"unfused"``: why, then)."""
 
-    __slots__ = ("region", "compile_seconds", "_rebind")
+    __slots__ = ("region", "compile_seconds", "_rebind", "unfused", "report")
 
-    def __init__(self, region):
+    def __init__(self, region, unfused=(), report=None):
         outputs = list(region.outputs) + [a for a, _, _, _ in region.reductions]
         super().__init__("FusedRegion", list(region.inputs), None, outputs, region.device)
         self.region = region
         self.compile_seconds = 0.0
         self._rebind = None  # on the CPU, once built: the compiled loop bound to other arrays (cpu.build)
+        self.unfused = list(unfused)
+        self.report = report if report is not None else {}
 
     def build(self, moved=None):
         moved = moved or {}
@@ -64,10 +69,15 @@ class FusedStep(KernelStep):
         outs = [moved.get(id(a), a) for a in self.region.outputs]
         reduced = [moved.get(id(a), a) for a, _, _, _ in self.region.reductions]
         start = time.perf_counter()
-        if self.device is CPU:
-            fn = cpu.build(self.region, inputs, outs, reduced)
-        else:
-            fn = gpu.build(self.region, inputs, outs, reduced)
+        try:
+            if self.device is CPU:
+                fn = cpu.build(self.region, inputs, outs, reduced)
+            else:
+                fn = gpu.build(self.region, inputs, outs, reduced)
+        except Exception as e:  # the compiler's failure (numba, NVRTC): the region's steps, as without fusion
+            if not self.unfused:
+                raise
+            fn = self._unfused(moved, f"{type(e).__name__}: {e}".splitlines()[0][:200])
         self.compile_seconds = time.perf_counter() - start
         self._rebind = getattr(fn, "rebind", None)
         return fn
@@ -88,6 +98,19 @@ class FusedStep(KernelStep):
             return bind([sub.get(id(a), a) for a in inputs], [sub.get(id(a), a) for a in outs],
                         [sub.get(id(a), a) for a in reduced])
         return rebind
+
+    def _unfused(self, moved, why):
+        self.report["unfused"] = why
+        if not _failed:
+            _failed.append(True)
+            warnings.warn(f"gg.function(jit_compile=True): a fused region did not compile ({why}); its ops replay "
+                          f"unfused", RuntimeWarning, stacklevel=6)
+        calls = [s.build(moved) for s in self.unfused]
+
+        def run():
+            for call in calls:
+                call()
+        return run
 
 
 # a fused region, like a ufunc with out=, writes into its outputs and allocates nothing: a CUDA graph may hold it
@@ -121,10 +144,10 @@ def fuse(capture, steps, returned):
             fused.append(s)
             continue
         skip.update(r.steps)
-        fused.append(FusedStep(r))
         report.append({"ops": len(r.op_types), "op_types": list(r.op_types), "elements": r.size,
                        "bytes_in": sum(a.nbytes for a in r.inputs),
                        "bytes_out": sum(a.nbytes for a in r.outputs) + sum(a.nbytes for a, _, _, _ in r.reductions)})
+        fused.append(FusedStep(r, [steps[j] for j in r.steps], report[-1]))
     return fused, {"regions": report}
 
 

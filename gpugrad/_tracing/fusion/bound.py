@@ -9,10 +9,14 @@ Per element of each result, in float32 and float64, given the same operands:
 - a hot gradient's ``math`` may order its arithmetic unlike its eager formula: one ulp per operation of it;
 - each element of a sum or mean (over any axes) of ``n`` terms is within ``(log2(n) + 2) * eps * sum(|terms|)``
   of eager's (on the CPU the fused sum adds in float64, so the difference is NumPy's own rounding; on a GPU
-  CuPy's reduction adds in float for 16-bit and float32, double for float64, as eager's ``cupy.sum``); a max
-  gives eager's bits; the chunks a CPU region is split into are combined in chunk order, so a result does
-  not depend on thread timing;
-- NaN and infinities propagate as in eager (a NaN term makes a sum, mean and max NaN).
+  CuPy's reduction adds in float for 16-bit and float32, double for float64, as eager's ``cupy.sum``); the
+  chunks a CPU region is split into are combined in chunk order, so a result does not depend on thread
+  timing; a max gives eager's bits, but for the sign of a zero maximum that zeros of both signs tie for (the
+  fused loop keeps the later one, as ``np.maximum.reduce`` in order; NumPy's SIMD lanes may keep another from
+  9 float64 or 17 float32 terms);
+- NaN and infinities propagate as in eager (a NaN term makes a sum, mean and max NaN); a float32 sum whose
+  terms' magnitudes add up past float32's largest finite value (:func:`may_overflow`) is the float64 total
+  rounded, where NumPy's float32 partial sums may overflow to inf or NaN (as XLA's reductions, in their order).
 
 A chain passes each op's difference on as the math does (its condition number): :func:`ulps` gives one op's
 allowance, and ``tests/test_jit_fusion.py`` holds every fusable op to it in a chain of three or more.
@@ -26,7 +30,7 @@ import numpy as np
 from ...ops.replay import lookup
 from . import expr
 
-__all__ = ["TRANSCENDENTAL_ULPS", "ulps", "sum_tolerance"]
+__all__ = ["TRANSCENDENTAL_ULPS", "ulps", "sum_tolerance", "may_overflow"]
 
 TRANSCENDENTAL_ULPS = 4  # libm and NumPy's SIMD loops: each within 1-4 ulp of the true value
 
@@ -64,3 +68,15 @@ def sum_tolerance(terms):
     eps = np.finfo(terms.dtype).eps
     n = max(terms.size, 2)
     return (np.log2(n) + 2) * eps * np.sum(np.abs(terms.astype(np.float64)))
+
+
+def may_overflow(terms):
+    """Whether a sum of float array ``terms`` may overflow in its dtype's partial sums: the sum of their magnitudes
+    passes its largest finite value (then eager may give inf or NaN where the fused sum, in float64, is finite).
+
+    Example:
+        >>> may_overflow(np.full(2, 3e38, np.float32)), may_overflow(np.full(2, 1e38, np.float32))
+        (True, False)
+    """
+    terms = np.asarray(terms)
+    return bool(np.sum(np.abs(terms.astype(np.float64))) > np.finfo(terms.dtype).max)

@@ -29,7 +29,9 @@ import importlib.util
 import os
 import re
 import sys
+import tempfile
 import threading
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -61,10 +63,22 @@ def _sum8(b, m):
     return t
 
 """
+# NumPy's power loop given one exponent for every element (a stride-0 operand) takes 0.5 as sqrt and -1 as a
+# reciprocal: sqrt(-inf) is nan and sqrt(-0.0) is -0.0, where pow gives inf and 0.0
+_POW1 = """@numba.njit(cache=True, error_model='numpy', nogil=True)
+def _pow1(x, y):
+    if y == _T(0.5):
+        return np.sqrt(x)
+    if y == _T(-1):
+        return _T(1) / x
+    return np.power(x, y)
+
+"""
 _NUMBER = re.compile(r"_T\((-?[0-9][^()]*|float\('-?[a-z]+'\))\)")
 _U = np.uint64
 _lock = threading.Lock()
 _loaded: dict = {}  # source hash -> the module of its compiled functions
+_fallback: list = []  # the temporary cache folder of this process, once the configured one cannot be written
 
 
 def available():
@@ -135,6 +149,16 @@ def layout(region):
     return m, bases
 
 
+def _one_exponent(region, r):
+    """Whether eager NumPy reads exponent ref ``r`` of a ``power`` with stride 0 (one value for every element, as
+    a number or 0-d array, or one element broadcast over a larger result): then its loop's fast paths apply."""
+    if r[0] == "const":
+        return True
+    if r[0] != "in" or region.indexing[r[1]][0] != "one":
+        return False
+    return region.inputs[r[1]].ndim == 0 or region.size > 1
+
+
 def source(region, chunks):
     """The Python source of ``region``'s numba function ``kernel(lo, hi, c, a0.., o0.., r0.., p0..)``: elements
     ``lo`` to ``hi`` as chunk ``c`` of ``chunks`` (``p<j>``: reduction j's partial results per chunk, ``chunks``
@@ -155,7 +179,7 @@ def source(region, chunks):
     def u(value):
         return unsigned.setdefault(int(value), f"_U{len(unsigned)}")
     jit = "@numba.njit(cache=True, error_model='numpy', nogil=True)"
-    lines = ["import numpy as np", "import numba", "", f"_T = np.{dtype}", "", _SUM8, jit,
+    lines = ["import numpy as np", "import numba", "", f"_T = np.{dtype}", "", _SUM8, _POW1, jit,
              f"def kernel(lo, hi, c, {', '.join(args)}):"]
     lines += [f"    s{k} = a{k}[0]" for k in scalars]
     lines.append("    c0 = np.uint64(c)")
@@ -201,12 +225,12 @@ def source(region, chunks):
             x = ref(refs[0])
             if bases[j][0]:  # the result index runs along the row
                 at = f"p{j}[base{j} + (i - row)]"
-                if reduces == "max":  # NaN wins, as np.maximum.reduce
-                    body += [f"e{j} = {at}", f"if ({x} > e{j} or {x} != {x}) and e{j} == e{j}:", f"    {at} = {x}"]
+                if reduces == "max":  # NaN wins, and the later of a tie (-0.0, 0.0), as np.maximum.reduce's order
+                    body += [f"e{j} = {at}", f"if ({x} >= e{j} or {x} != {x}) and e{j} == e{j}:", f"    {at} = {x}"]
                 else:
                     body.append(f"{at} += {x}")
             elif reduces == "max":
-                body.append(f"if ({x} > acc{j} or {x} != {x}) and acc{j} == acc{j}:")
+                body.append(f"if ({x} >= acc{j} or {x} != {x}) and acc{j} == acc{j}:")
                 body.append(f"    acc{j} = {x}")
             else:  # a block's terms, then their sum in 8 lanes: the loop carries no sum from one element to the next
                 body.append(f"buf{j}[i - b0] = {x}")
@@ -215,7 +239,10 @@ def source(region, chunks):
         for node, oid in zip(expr.outputs(text), out_ids):
             name = names[oid] = f"v{v}"
             v += 1
-            body.append(f"{name} = {expr.emit(text, env, 'numba', node)}")
+            code = expr.emit(text, env, 'numba', node)
+            if op_type == "Pow" and _one_exponent(region, refs[1]):
+                code = f"_pow1({env['x']}, {env['y']})"
+            body.append(f"{name} = {code}")
             if oid in out_index:
                 body.append(f"o{out_index[oid]}[i] = {name}")
     constants = {}  # a number as the dtype, once, as a module global (numba types a global once, a call per use)
@@ -232,7 +259,7 @@ def source(region, chunks):
             continue
         if kind == "max":
             lines += [f"        e{j} = p{j}[base{j}]",
-                      f"        if (acc{j} > e{j} or acc{j} != acc{j}) and e{j} == e{j}:",
+                      f"        if (acc{j} >= e{j} or acc{j} != acc{j}) and e{j} == e{j}:",
                       f"            p{j}[base{j}] = acc{j}"]
         else:
             lines.append(f"        p{j}[base{j}] += acc{j}")
@@ -242,7 +269,7 @@ def source(region, chunks):
         finish += [f"for k in range({size}):", f"    t = p{j}[k]", f"    for c in range(1, {chunks}):",
                    f"        p = p{j}[np.uint64(c) * {size} + k]"]
         if kind == "max":
-            finish += ["        if (p > t or p != p) and t == t:", "            t = p", f"    r{j}[k] = _T(t)"]
+            finish += ["        if (p >= t or p != p) and t == t:", "            t = p", f"    r{j}[k] = _T(t)"]
         else:
             finish.append("        t += p")
             finish.append(f"    r{j}[k] = _T(t) / _T({count})" if kind == "mean" else f"    r{j}[k] = _T(t)")
@@ -266,6 +293,17 @@ def cache_dir():
     return Path(root) / "fusion"
 
 
+def _write(folder, key, text):
+    """The path of module ``text`` under ``folder`` (written there once, atomically)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"region_{key}.py"
+    if not path.exists() or path.read_text() != text:
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    return path
+
+
 def compile_source(text):
     """The module of numba functions of source ``text`` (written once under its hash; numba compiles on the first
     call, or loads its cached machine code)."""
@@ -274,13 +312,15 @@ def compile_source(text):
         fn = _loaded.get(key)
         if fn is not None:
             return fn
-        folder = cache_dir()
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"region_{key}.py"
-        if not path.exists() or path.read_text() != text:
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(text)
-            os.replace(tmp, path)
+        try:
+            path = _write(cache_dir(), key, text)
+        except OSError as e:  # a cache folder that cannot be written: this process's own temporary one
+            if not _fallback:
+                _fallback.append(Path(tempfile.mkdtemp(prefix="gpugrad-fusion-")))
+                warnings.warn(f"gg.function(jit_compile=True) cannot write its cache folder {cache_dir()} ({e}); "
+                              f"compiling in {_fallback[0]} for this process (set GPUGRAD_CACHE_DIR to a writable "
+                              f"folder to keep compiled regions)", RuntimeWarning, stacklevel=2)
+            path = _write(_fallback[0], key, text)
         name = f"gpugrad_fusion_region_{key}"
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
@@ -338,13 +378,17 @@ def _split(kernel, finish, pieces, args, reduced, cpu_threads):
     lo0, hi0 = _U(lo0), _U(hi0)
 
     def run():
-        pool = cpu_threads._pool()
-        futures = [pool.submit(kernel, lo, hi, c, *args) for c, lo, hi in rest]
-        try:
-            kernel(lo0, hi0, 0, *args)
-        finally:
-            for f in futures:
-                f.result()
+        if cpu_threads.get_num_threads() == 1:  # set so since the trace (no pool): the same chunks, in turn
+            for c, lo, hi in [(0, lo0, hi0)] + rest:
+                kernel(lo, hi, c, *args)
+        else:
+            pool = cpu_threads._pool()
+            futures = [pool.submit(kernel, lo, hi, c, *args) for c, lo, hi in rest]
+            try:
+                kernel(lo0, hi0, 0, *args)
+            finally:
+                for f in futures:
+                    f.result()
         if finish is not None:
             finish(*reduced)
     return run

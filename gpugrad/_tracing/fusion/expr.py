@@ -75,7 +75,8 @@ def _number(value, dialect):
         return f"A({value!r})"
     if math.isnan(value) or math.isinf(value):
         return f"_T(float({str(value)!r}))"
-    return f"_T({int(value)!r})" if value.is_integer() and abs(value) < 2 ** 53 else f"_T({value!r})"
+    whole = value.is_integer() and abs(value) < 2 ** 53 and math.copysign(1.0, value) > 0  # -0.0 keeps its sign
+    return f"_T({int(value)!r})" if whole else f"_T({value!r})"
 
 
 def bind(declared, operands, values, dialect):
@@ -157,6 +158,11 @@ def _call(text, name, args, f, dialect):
         return values[0], "float"
     if name == "square" and len(values) == 1:
         return f"({values[0]} * {values[0]})", "float"
+    if dialect == "numba" and name in ("maximum", "minimum") and len(values) == 2:
+        # as NumPy's float32/float64 loops (and gpugrad_max): a NaN first operand wins, else the second on a tie
+        # (maximum(-0.0, 0.0) is 0.0); numba's scalar np.maximum keeps the first on a tie
+        a, b = values
+        return f"({a} if ({a} {'>' if name == 'maximum' else '<'} {b} or {a} != {a}) else {b})", "float"
     if dialect == "cuda" and name in _CUDA_OK:
         return f"{_CUDA_NAMES.get(name, name)}({', '.join(values)})", "float"
     if dialect == "numba" and name in _NUMBA_OK:

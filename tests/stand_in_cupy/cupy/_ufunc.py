@@ -80,7 +80,12 @@ def _remainder(inputs, dtype):
 
 
 def _power(inputs, dtype):
-    """CuPy's ``integral_power``: a negative exponent gives 1 for a base of 1, +-1 for -1, else 0."""
+    """CuPy's ``pow(in0, in1)`` per element on floats (NumPy's loop, given one exponent for every element, takes
+    0.5 as sqrt and -1 as a reciprocal: ``-inf ** 0.5`` is nan there, inf in CuPy); on integers CuPy's
+    ``integral_power``: a negative exponent gives 1 for a base of 1, +-1 for -1, else 0."""
+    if is_float(dtype):
+        x, y = np.broadcast_arrays(*(np.asarray(v).astype(dtype) for v in inputs))
+        return np.power(x.reshape(-1).copy(), y.reshape(-1).copy()).reshape(x.shape)  # no operand of stride 0
     if dtype.kind not in "iu":
         return None
     x, y = (np.asarray(v).astype(dtype) for v in inputs)
