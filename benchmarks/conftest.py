@@ -215,6 +215,16 @@ def run_interleaved(benchmark, peers, *, workload, block, cycles, ops=None):
 
 
 @pytest.fixture(scope="session")
+def optional_torch():
+    """PyTorch where it is installed, else None: an interleaved benchmark times it as one more peer when it can."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
+@pytest.fixture(scope="session")
 def torch():
     """PyTorch, or skip: it is not a dependency of gpugrad, only a point of comparison."""
     torch = pytest.importorskip(

@@ -163,19 +163,21 @@ def test_w4_torch(benchmark, torch, device):
 
 
 @pytest.mark.benchmark(group=W2_GROUP)
-def test_w2_interleaved(benchmark, torch):
-    """W2's four steps (gpugrad eager and through ``gg.function``, NumPy, PyTorch) on the CPU in
-    alternating blocks of 100 (about 0.1 s each): the ratios that spells of load on a shared
-    machine cannot tilt (see ``run_interleaved``)."""
-    others = {"numpy": numpy_setup("W2")[0], "torch": torch_setup(torch, "W2")[0]}
+def test_w2_interleaved(benchmark, optional_torch):
+    """W2's steps (gpugrad eager, through ``gg.function``, and fused with ``jit_compile=True`` where numba is
+    installed; NumPy; PyTorch where installed) on the CPU in alternating blocks of 100 (about 0.1 s each): the
+    ratios that spells of load on a shared machine cannot tilt (see ``run_interleaved``)."""
+    others = {"numpy": numpy_setup("W2")[0]}
+    if optional_torch is not None:
+        others["torch"] = torch_setup(optional_torch, "W2")[0]
     interleave_steps(benchmark, lambda: gpugrad_setup("W2", "cpu")[0], others, workload="W2", block=100, cycles=15)
 
 
 @pytest.mark.benchmark(group=W4_GROUP)
 def test_w4_interleaved(benchmark):
-    """W4's gpugrad steps (eager and through ``gg.function``) and NumPy's in alternating blocks of 5
-    (about 0.1 s each): its must-show ratios, which spells of load cannot tilt. PyTorch stays out of
-    this one: its OpenMP threads keep spinning after its block, and the step after it ran 19 % slower
-    (``test_w4_torch`` times it)."""
+    """W4's gpugrad steps (eager, through ``gg.function``, and fused where numba is installed) and NumPy's in
+    alternating blocks of 5 (about 0.1 s each): its must-show ratios, which spells of load cannot tilt.
+    PyTorch stays out of this one: its OpenMP threads keep spinning after its block, and the step after it
+    ran 19 % slower (``test_w4_torch`` times it)."""
     interleave_steps(benchmark, lambda: gpugrad_setup("W4", "cpu")[0], {"numpy": numpy_setup("W4")[0]}, workload="W4",
                      block=5, cycles=15)
