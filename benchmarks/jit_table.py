@@ -40,7 +40,8 @@ def main(argv=None):
     parser.add_argument("--cycles", type=int, help="at most N cycles per benchmark (default: each one's own, 15)")
     args = parser.parse_args(argv)
     if args.cycles is not None and args.cycles < 1:
-        parser.error(f"--cycles must be at least 1, not {args.cycles}")
+        print(f"jit_table: --cycles must be at least 1, not {args.cycles}", file=sys.stderr)
+        return 2
     if importlib.util.find_spec("numba") is None:
         print("jit_table: numba is not installed, so there is no gg.function(jit_compile=True) peer to time: "
               "pip install 'gpugrad[jit]'", file=sys.stderr)
