@@ -157,7 +157,7 @@ def kernel_rows(name, gg, cupy, x, work, hand, sizes, gpu_time, copy_gbps, judge
 
 
 def w3_figures(gg, cupy, sizes, gpu_time, copy_gbps, judge):
-    from benchmarks.workload_w3 import gpugrad_w3, numpy_w3
+    from .workload_w3 import gpugrad_w3, numpy_w3
 
     x_host = np.random.default_rng(0).uniform(0.5, 2.0, sizes["n"]).astype(np.float32)
     x = gg.tensor(x_host, device="cuda")
@@ -197,7 +197,7 @@ def interleaved_ms(steps, sync, block, cycles):
 
 def w2_figures(gg, cupy, sizes):
     """The digits-MLP step on cuda: eager, gg.function, gg.function(jit), CuPy by hand, PyTorch CUDA eager."""
-    from benchmarks import workload_mlp as w2
+    from . import workload_mlp as w2
 
     def sync_cupy():
         synchronize(cupy)

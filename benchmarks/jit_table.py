@@ -46,7 +46,7 @@ def main(argv=None):
         print("jit_table: numba is not installed, so there is no gg.function(jit_compile=True) peer to time: "
               "pip install 'gpugrad[jit]'", file=sys.stderr)
         return 2
-    from benchmarks import ratios
+    from . import ratios
 
     with tempfile.TemporaryDirectory() as scratch:
         json_path = args.json or os.path.join(scratch, "interleaved.json")
