@@ -186,6 +186,7 @@ def run_interleaved(benchmark, peers, *, workload, block, cycles, ops=None):
     same spells. pytest-benchmark times each cycle (one block of each peer);
     ``extra_info["interleaved"]`` holds each peer's median and minimum seconds
     per call (and microseconds per op with ``ops``); ``ratios.py`` and ``gpugrad bench`` divide them.
+    With a ``gpugrad-function-jit`` peer, ``extra_info["jit_fused"]`` says what it fused (:func:`jit_fused`).
     """
     times = {name: [] for name in peers}
 
@@ -211,7 +212,19 @@ def run_interleaved(benchmark, peers, *, workload, block, cycles, ops=None):
             entry["us_per_op"] = entry["median"] / ops * 1e6
         summary[name] = entry
     benchmark.extra_info["interleaved"] = summary
+    fused = jit_fused(peers.get("gpugrad-function-jit"))
+    if fused:
+        benchmark.extra_info["jit_fused"] = fused
     return summary
+
+
+def jit_fused(peer):
+    """What ``gg.function(jit_compile=True)`` fused in the function ``peer`` calls (itself, or the function of a
+    ``functools.partial``): the ``fused: ...`` part of its diagnostics (regions and their ops), or None."""
+    fn = getattr(peer, "func", peer)
+    lines = fn.diagnostics() if hasattr(fn, "diagnostics") else []
+    found = [line.split("fused: ", 1)[1] for line in lines if "fused: " in line]
+    return found[0] if found else None
 
 
 @pytest.fixture(scope="session")

@@ -131,7 +131,7 @@ def jit_table_lines(found):
     """``gg.function(jit_compile=True)``'s must-show from the interleaved benchmarks: per workload the median
     milliseconds per call of NumPy by hand, eager gpugrad, ``gg.function`` unfused, fused (``jit``) and PyTorch;
     the ratios jit/numpy and jit/unfused (medians; the ratio of the minimums in brackets); the target and whether
-    the medians meet it.
+    the medians meet it; then what the jit peer of each workload fused (``jit_fused``, from its diagnostics).
 
     Example:
         >>> timed = {"numpy": {"median": 2e-3, "min": 2e-3}, "gpugrad-function": {"median": 1e-3, "min": 1e-3},
@@ -165,7 +165,10 @@ def jit_table_lines(found):
         else:
             verdict = "ok" if timed[JIT]["median"] / timed[base]["median"] <= bound else "MISS"
         lines.append(f"{row}  {name} <= {bound:.2f}: {verdict}")
-    return lines
+    fused = {w: info["jit_fused"] for (w, impl, _), (_, _, info) in found.items()
+             if impl == "interleaved" and "jit_fused" in info}
+    said = [f"{workload} fused: {fused[workload]}" for workload, _, _ in JIT_TARGETS if workload in fused]
+    return lines + [line if len(line) <= 116 else line[:112] + " ..." for line in said]  # the JSON keeps it all
 
 
 def main(argv=None):
