@@ -112,3 +112,18 @@ def test_a_long_account_of_what_was_fused_is_cut_to_one_line_of_the_table():
                         gpugrad_function_jit=1e-4)
     (line,) = ratios.jit_table_lines(ratios.medians({"benchmarks": [entry]}))[7:]
     assert line.startswith("W1 fused: 64 ops over 16 elements; 64 ops") and line.endswith(" ...") and len(line) == 116
+
+
+def test_the_jit_peer_follows_the_unfused_replay_not_pytorch(monkeypatch):
+    import importlib.util
+
+    from benchmarks.conftest import with_jit_peer
+
+    peers = {"gpugrad": 1, "gpugrad-function": 2, "numpy": 3, "torch": 4}
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: object() if name == "numba" else real(name))
+    assert list(with_jit_peer(peers, lambda: 5)) == ["gpugrad", "gpugrad-function", "gpugrad-function-jit", "numpy",
+                                                     "torch"]
+    assert list(with_jit_peer({"numpy": 3}, lambda: 5)) == ["numpy", "gpugrad-function-jit"]
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None if name == "numba" else real(name))
+    assert with_jit_peer(peers, lambda: 5) == peers
