@@ -161,7 +161,7 @@ def jit_table_lines(found):
                     else f"{'n/a':>14}")
         name = "jit/numpy" if base == "numpy" else "jit/unfused"
         if JIT not in timed:
-            verdict = "not timed (numba is not installed: pip install 'gpugrad[jit]')"
+            verdict = "not timed (no numba: the jit extra)"
         else:
             verdict = "ok" if timed[JIT]["median"] / timed[base]["median"] <= bound else "MISS"
         lines.append(f"{row}  {name} <= {bound:.2f}: {verdict}")
