@@ -168,12 +168,27 @@ def run(benchmark, fn, *args, workload, impl, device="cpu", rounds, warmup_round
 
 def with_jit_peer(peers, make):
     """``peers`` with ``"gpugrad-function-jit"`` (``make()``: the step through ``gg.function(jit_compile=True)``,
-    traced and compiled before the timing) where numba (``gpugrad[jit]``) is installed."""
+    traced and compiled before the timing) where numba (``gpugrad[jit]``) is installed, right after
+    ``"gpugrad-function"``: in :func:`run_interleaved`'s cycle it then follows the unfused replay it is judged
+    against, not PyTorch, whose OpenMP threads keep spinning after its block (the block after it ran 19 % slower).
+
+    Example:
+        >>> order = list(with_jit_peer({"gpugrad": 1, "gpugrad-function": 2, "torch": 3}, lambda: 4))
+        >>> order in (["gpugrad", "gpugrad-function", "gpugrad-function-jit", "torch"],  # with numba
+        ...           ["gpugrad", "gpugrad-function", "torch"])  # without
+        True
+    """
     import importlib.util
-    if importlib.util.find_spec("numba") is not None:
-        peers = dict(peers)
-        peers["gpugrad-function-jit"] = make()
-    return peers
+    if importlib.util.find_spec("numba") is None:
+        return peers
+    ordered = {}
+    for name, fn in peers.items():
+        ordered[name] = fn
+        if name == "gpugrad-function":
+            ordered["gpugrad-function-jit"] = make()
+    if "gpugrad-function-jit" not in ordered:
+        ordered["gpugrad-function-jit"] = make()
+    return ordered
 
 
 def run_interleaved(benchmark, peers, *, workload, block, cycles, ops=None):
@@ -186,6 +201,7 @@ def run_interleaved(benchmark, peers, *, workload, block, cycles, ops=None):
     same spells. pytest-benchmark times each cycle (one block of each peer);
     ``extra_info["interleaved"]`` holds each peer's median and minimum seconds
     per call (and microseconds per op with ``ops``); ``ratios.py`` and ``gpugrad bench`` divide them.
+    With a ``gpugrad-function-jit`` peer, ``extra_info["jit_fused"]`` says what it fused (:func:`jit_fused`).
     """
     times = {name: [] for name in peers}
 
@@ -211,7 +227,29 @@ def run_interleaved(benchmark, peers, *, workload, block, cycles, ops=None):
             entry["us_per_op"] = entry["median"] / ops * 1e6
         summary[name] = entry
     benchmark.extra_info["interleaved"] = summary
+    fused = jit_fused(peers.get("gpugrad-function-jit"))
+    if fused:
+        benchmark.extra_info["jit_fused"] = fused
     return summary
+
+
+def jit_fused(peer):
+    """What ``gg.function(jit_compile=True)`` fused in the function ``peer`` calls (itself, or the function of a
+    ``functools.partial``): the ``fused: ...`` part of its diagnostics (regions and their ops), or None."""
+    fn = getattr(peer, "func", peer)
+    lines = fn.diagnostics() if hasattr(fn, "diagnostics") else []
+    found = [line.split("fused: ", 1)[1] for line in lines if "fused: " in line]
+    return found[0] if found else None
+
+
+@pytest.fixture(scope="session")
+def optional_torch():
+    """PyTorch where it is installed, else None: an interleaved benchmark times it as one more peer when it can."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
 
 
 @pytest.fixture(scope="session")

@@ -1,25 +1,28 @@
 #!/usr/bin/env bash
 # The one command to run on a lent GPU machine (repository root, gpugrad not installed):
 #   bash benchmarks/device_run.sh            # DEVICE_RUN_DRY=1 prints the plan and the budgets, runs nothing
-# Parts, in order, each with a time limit cut from one deadline (TOTAL, 450 s: under 8 minutes with the
-# start-up and the copying back), so a part that hangs cannot push the run past it:
+# Parts, in order, each with a time limit cut from one deadline (TOTAL, 490 s: a 10-minute call with more than
+# 100 s to spare for the start-up and the copying back), so a part that hangs cannot push the run past it:
 #   1 environment  nvidia-smi, Python, NumPy, CuPy, ml_dtypes                                  10 s
 #   2 tests+G1     benchmarks/gpu_check.py: tests/test_gpu.py, benchmark G1, the gradient table
 #                  and the other gpu-marked tests on cuda                                     215 s
 #   3 training     gpugrad.training.train: MLP and CNN on cuda, MLP on the CPU                  95 s
-#   4 benchmarks   W1, W3, the large gradient and the precision steps (pytest-benchmark, about
+#   4 jit          benchmarks/gpu_jit.py: gg.function(jit_compile=True) on cuda: the copy bandwidth,
+#                  W3 and a 10-op chain over 64 Mi float32 as % of it (target >= 80 %), the
+#                  digits-MLP step fused against eager gpugrad, CuPy by hand and PyTorch CUDA      50 s
+#   5 benchmarks   W1, W3, the large gradient and the precision steps (pytest-benchmark, about
 #                  1 s of timed rounds each: --gpugrad-max-time 1.0)                           110 s
-#   5 ratios       benchmarks/ratios.py on the benchmark JSON                                  15 s
+#   6 ratios       benchmarks/ratios.py on the benchmark JSON                                   5 s
 # NumPy: whatever the machine has (2.4 and 2.5 both run). The suite's pyproject turns DeprecationWarnings
 # raised from gpugrad into errors (filterwarnings); here pytest runs with -W default::DeprecationWarning, so a
 # NumPy newer than CI's shows its deprecations as warnings (counted on the summary line) instead of failing tests.
 # Output: one summary line per part on stdout; the figures (those lines, G1's table, the training results,
-# the benchmark medians and ratios) in $OUT/figures.txt; each part's full log in $OUT/logs/.
+# the jit figures, the benchmark medians and ratios) in $OUT/figures.txt; each part's full log in $OUT/logs/.
 set -u
 export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD" CUPY_CACHE_DIR="${CUPY_CACHE_DIR:-/tmp/cupycache}"
 out="${OUT:-/tmp/gpugrad-device-run}"
-TOTAL="${DEVICE_RUN_TOTAL:-450}"
-PARTS=("environment:10" "tests+G1:215" "training:95" "benchmarks:110" "ratios:15")
+TOTAL="${DEVICE_RUN_TOTAL:-490}"
+PARTS=("environment:10" "tests+G1:215" "training:95" "jit:50" "benchmarks:110" "ratios:5")
 WARN=(-W default::DeprecationWarning)
 
 if [ "${DEVICE_RUN_DRY:-0}" = "1" ]; then
@@ -98,7 +101,15 @@ PY
 rc=$?
 summary training "rc=$rc; $(grep -c '^train: .*accuracy' "$out/logs/train.log") of 3 runs finished" $((SECONDS - t0))
 
-# 4 benchmarks
+# 4 gg.function(jit_compile=True) on cuda: one line per figure, each flushed as measured
+t0=$SECONDS
+timeout "$(budget jit)" python3 -m benchmarks.gpu_jit > "$out/logs/jit.log" 2>&1
+rc=$?
+judged=$(grep 'gg.function(jit) .*(target' "$out/logs/jit.log" | sed -E \
+    's/^jit  (.*)  gg\.function\(jit\).* ([0-9]+ % of copy).*: ([A-Za-z]+)\)$/\1 \2 \3/' | paste -sd';' -)
+summary jit "rc=$rc; ${judged:-no judged row (see logs/jit.log)}" $((SECONDS - t0))
+
+# 5 benchmarks
 t0=$SECONDS
 timeout "$(budget benchmarks)" python3 -m pytest -p no:cacheprovider "${WARN[@]}" benchmarks/test_tape_overhead.py \
     benchmarks/test_large_gradient.py benchmarks/test_precision.py -q --gpugrad-max-time 1.0 \
@@ -108,7 +119,7 @@ rc=$?
 result=$(grep -E '[0-9]+ (passed|failed)' "$out/logs/bench.log" | tail -1 | tr -d '=' | awk '{$1=$1};1')
 summary benchmarks "rc=$rc; ${result:-no result line (see logs/bench.log)}" $((SECONDS - t0))
 
-# 5 ratios
+# 6 ratios
 t0=$SECONDS
 timeout "$(budget ratios)" python3 benchmarks/ratios.py "$out/bench.json" > "$out/logs/ratios.log" 2>&1
 rc=$?
@@ -122,6 +133,8 @@ summary ratios "rc=$rc; $(wc -l < "$out/logs/ratios.log") lines" $((SECONDS - t0
     sed -n '/^== summary/,$p' "$out/logs/gpu_check.log"
     echo; echo "# training"
     grep '^train:' "$out/logs/train.log"
+    echo; echo "# gg.function(jit_compile=True) on cuda (benchmarks/gpu_jit.py)"
+    grep '^jit  ' "$out/logs/jit.log"
     echo; echo "# benchmarks (medians) and ratios"
     grep -E '^(test_|Name|-)' "$out/logs/bench.log" | tail -60
     cat "$out/logs/ratios.log"

@@ -3,7 +3,8 @@
 Usage::
 
     pytest benchmarks/ --benchmark-json=out.json
-    python benchmarks/ratios.py out.json
+    python benchmarks/ratios.py out.json               # everything below
+    python benchmarks/ratios.py --jit-table out.json   # issue 29's must-show table alone
 
 Medians (and minimums, steadier on a busy machine), one line per benchmark,
 then per workload and gpugrad device the ratios gpugrad/numpy and
@@ -11,7 +12,10 @@ gpugrad/torch of the medians (below 1 means gpugrad is faster), with the ratio
 of the minimums in brackets, and the same for ``gpugrad-function`` (the step
 through ``gg.function``, replayed); last, the same ratios from the interleaved
 benchmarks (the peers timed in alternating blocks, see ``conftest.run_interleaved``),
-where ``gpugrad-function`` is divided by eager ``gpugrad`` too.
+where ``gpugrad-function`` is divided by eager ``gpugrad`` too; and where the interleaved benchmarks timed
+``gpugrad-function-jit`` (``gg.function(jit_compile=True)``, numba installed), the table of
+``gg.function(jit_compile=True)``'s must-show (:func:`jit_table_lines`). ``python -m benchmarks.jit_table``
+runs the interleaved benchmarks and prints that table.
 """
 import json
 import sys
@@ -19,6 +23,12 @@ import sys
 # the implementations divided by the peers: eager, gg.function, and gg.function(jit_compile=True)
 OURS = ("gpugrad", "gpugrad-function", "gpugrad-function-jit")
 PEERS = ("numpy", "torch")
+JIT = "gpugrad-function-jit"
+# gg.function(jit_compile=True)'s must-show (issue 29), in its order: (workload, the peer jit is divided by, bound)
+JIT_TARGETS = (("W1", "numpy", 0.25), ("W3", "numpy", 0.35), ("W2", "numpy", 1.0), ("W4", "gpugrad-function", 1.0),
+               ("CNN", "gpugrad-function", 1.0))
+TABLE_PEERS = (("numpy", "numpy"), ("gpugrad", "eager"), ("gpugrad-function", "unfused"), (JIT, "jit"),
+               ("torch", "torch"))
 
 
 def medians(report):
@@ -117,11 +127,58 @@ def interleaved_lines(found):
     return lines
 
 
+def jit_table_lines(found):
+    """``gg.function(jit_compile=True)``'s must-show from the interleaved benchmarks: per workload the median
+    milliseconds per call of NumPy by hand, eager gpugrad, ``gg.function`` unfused, fused (``jit``) and PyTorch;
+    the ratios jit/numpy and jit/unfused (medians; the ratio of the minimums in brackets); the target and whether
+    the medians meet it; then what the jit peer of each workload fused (``jit_fused``, from its diagnostics).
+
+    Example:
+        >>> timed = {"numpy": {"median": 2e-3, "min": 2e-3}, "gpugrad-function": {"median": 1e-3, "min": 1e-3},
+        ...          "gpugrad-function-jit": {"median": 4e-4, "min": 3e-4}}
+        >>> found = {("W1", "interleaved", "cpu"): (0, 0, {"interleaved": timed})}
+        >>> print("\\n".join(jit_table_lines(found)[1:4]))  # doctest: +NORMALIZE_WHITESPACE
+        workload  numpy ms  eager ms  unfused ms  jit ms  torch ms     jit/numpy   jit/unfused  target
+        W1           2.000         -       1.000   0.400         -   0.20 (0.15)   0.40 (0.30)  jit/numpy <= 0.25: ok
+        W3      not run
+    """
+    interleaved = {w: info.get("interleaved", {}) for (w, impl, _), (_, _, info) in found.items()
+                   if impl == "interleaved"}
+    lines = ["gg.function(jit_compile=True), interleaved: median ms per call; ratios of the medians (of the minimums)",
+             f"{'workload':<8}" + "".join(f"{label + ' ms':>{len(label) + 7}}" for _, label in TABLE_PEERS)
+             + f"{'jit/numpy':>14}{'jit/unfused':>14}  target"]
+    for workload, base, bound in JIT_TARGETS:
+        timed = interleaved.get(workload)
+        if timed is None:
+            lines.append(f"{workload:<8}not run")
+            continue
+        row = f"{workload:<8}" + "".join(
+            f"{timed[peer]['median'] * 1e3:{len(label) + 7}.3f}" if peer in timed else f"{'-':>{len(label) + 7}}"
+            for peer, label in TABLE_PEERS)
+        for other in ("numpy", "gpugrad-function"):
+            mine, theirs = timed.get(JIT), timed.get(other)
+            row += (f"{mine['median'] / theirs['median']:7.2f} ({mine['min'] / theirs['min']:.2f})" if mine and theirs
+                    else f"{'n/a':>14}")
+        name = "jit/numpy" if base == "numpy" else "jit/unfused"
+        if JIT not in timed:
+            verdict = "not timed (no numba: the jit extra)"
+        else:
+            verdict = "ok" if timed[JIT]["median"] / timed[base]["median"] <= bound else "MISS"
+        lines.append(f"{row}  {name} <= {bound:.2f}: {verdict}")
+    fused = {w: info["jit_fused"] for (w, impl, _), (_, _, info) in found.items()
+             if impl == "interleaved" and "jit_fused" in info}
+    said = [f"{workload} fused: {fused[workload]}" for workload, _, _ in JIT_TARGETS if workload in fused]
+    return lines + [line if len(line) <= 116 else line[:112] + " ..." for line in said]  # the JSON keeps it all
+
+
 def main(argv=None):
-    """Read the JSON file named in ``argv`` and print the table; return the exit code."""
-    argv = sys.argv[1:] if argv is None else argv
+    """Read the JSON file named in ``argv`` and print the table (``--jit-table``: the jit table alone); return the
+    exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    jit_only = "--jit-table" in argv
+    argv = [a for a in argv if a != "--jit-table"]
     if len(argv) != 1:
-        print("usage: python benchmarks/ratios.py BENCHMARK_JSON", file=sys.stderr)
+        print("usage: python benchmarks/ratios.py [--jit-table] BENCHMARK_JSON", file=sys.stderr)
         return 2
     with open(argv[0]) as f:
         found = medians(json.load(f))
@@ -129,7 +186,12 @@ def main(argv=None):
         print(f"{argv[0]}: no gpugrad benchmark results (was it written by pytest benchmarks/ "
               f"--benchmark-json=...?)", file=sys.stderr)
         return 1
-    print("\n".join(ratio_lines(found)))
+    has_jit = any(JIT in info.get("interleaved", {}) for (_, impl, _), (_, _, info) in found.items()
+                  if impl == "interleaved")
+    if jit_only:
+        print("\n".join(jit_table_lines(found)))
+        return 0
+    print("\n".join(ratio_lines(found) + ([""] + jit_table_lines(found) if has_jit else [])))
     return 0
 
 

@@ -228,9 +228,11 @@ def test_cnn_torch(benchmark, torch, device):
 
 
 @pytest.mark.benchmark(group=GROUP)
-def test_cnn_interleaved(benchmark, torch):
-    """The four CNN steps (gpugrad eager and through ``gg.function``, NumPy, PyTorch) on the CPU in
-    alternating blocks of 4 (0.03 to 0.04 s each): the ratios that spells of load on a shared machine
-    cannot tilt (see ``run_interleaved``)."""
-    others = {"numpy": numpy_setup()[0], "torch": torch_setup(torch)[0]}
+def test_cnn_interleaved(benchmark, optional_torch):
+    """The CNN steps (gpugrad eager, through ``gg.function``, and fused with ``jit_compile=True`` where numba is
+    installed; NumPy; PyTorch where installed) on the CPU in alternating blocks of 4 (0.03 to 0.04 s each): the
+    ratios that spells of load on a shared machine cannot tilt (see ``run_interleaved``)."""
+    others = {"numpy": numpy_setup()[0]}
+    if optional_torch is not None:
+        others["torch"] = torch_setup(optional_torch)[0]
     interleave_steps(benchmark, lambda: gpugrad_setup("cpu")[0], others, workload="CNN", block=4, cycles=15)

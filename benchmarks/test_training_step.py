@@ -17,122 +17,14 @@ step gives the same updated weights in all three.
 import numpy as np
 import pytest
 
-import gpugrad as gg
-from gpugrad.training import standardized_digits
+from .conftest import (assert_function_steps_as_eager, device_params, interleave_steps, synchronize, time_step,
+                       torch_device, torch_synchronize, traced)
+from .workload_mlp import (LR, WORKLOADS, gpugrad_setup, make_problem, numpy_setup,  # noqa: F401 - the workloads
+                           torch_setup, torch_weights)
 
-from .conftest import (assert_function_steps_as_eager, device_params, interleave_steps, sgd_step, synchronize,
-                       time_step, torch_device, torch_sgd_step, torch_synchronize, traced)
-
-LR = 0.1
-WORKLOADS = {  # name: (layer sizes, batch, timed rounds, warm-up rounds)
-    "W2": ((64, 256, 256, 10), 64, 1500, 50),  # about 1.5 s a peer: each sees the same spells of load
-    "W4": ((512, 1024, 1024, 10), 256, 100, 5),
-}
 W2_GROUP = "W2 training step (digits MLP 64-256-256-10, batch 64, SGD)"
 W4_GROUP = "W4 training step (MLP 512-1024-1024-10, batch 256, SGD)"
 LABELS = {"W2": "W2 MLP step 64-256-256-10, b64", "W4": "W4 MLP step 512-1024-1024-10, b256"}
-
-
-def make_problem(workload):
-    """``(weights, x, labels)``: Glorot-uniform kernels (in, out) and zero biases, one batch; float32."""
-    sizes, batch, _, _ = WORKLOADS[workload]
-    rng = np.random.default_rng(0)
-    weights = []
-    for fan_in, fan_out in zip(sizes, sizes[1:]):
-        limit = np.sqrt(6.0 / (fan_in + fan_out))
-        weights.append((rng.uniform(-limit, limit, (fan_in, fan_out)).astype(np.float32),
-                        np.zeros(fan_out, np.float32)))
-    if workload == "W2":  # the real digits, as the training job sees them
-        x_train, y_train, _, _ = standardized_digits(True, "cpu")
-        x, labels = x_train.numpy()[:batch].copy(), y_train.numpy()[:batch].copy()
-    else:
-        x = rng.standard_normal((batch, sizes[0])).astype(np.float32)
-        labels = rng.integers(0, sizes[-1], batch).astype(np.int64)
-    return weights, x, labels
-
-
-# --------------------------------------------------------------------------- gpugrad
-
-
-def gpugrad_setup(workload, device):
-    """``(step, variables)``: a step function that runs one ``minimize``, and the model's Variables."""
-    weights, x, labels = make_problem(workload)
-    layers = []
-    for i, (kernel, bias) in enumerate(weights):
-        layer = gg.nn.Dense(*kernel.shape, activation="relu" if i < len(weights) - 1 else None, device=device)
-        layer.kernel.assign(kernel)
-        layer.bias.assign(bias)
-        layers.append(layer)
-    model = gg.nn.Sequential(layers)
-    params = model.trainable_variables  # found once, as PyTorch's optimizer holds its parameters
-    return sgd_step(model, params, x, labels, device=device, lr=LR), params
-
-
-# --------------------------------------------------------------------------- NumPy by hand
-
-
-def numpy_setup(workload):
-    """``(step, arrays)``: one hand-written SGD step on copies of the start weights, updated in place."""
-    weights, x, labels = make_problem(workload)
-    params = [(k.copy(), b.copy()) for k, b in weights]
-    rows = np.arange(x.shape[0])
-    inv_n, lr = np.float32(1.0 / x.shape[0]), np.float32(LR)
-
-    def step():
-        # forward, keeping each layer's input (ReLU outputs)
-        inputs = [x]
-        h = x
-        for i, (kernel, bias) in enumerate(params):
-            h = h @ kernel
-            h += bias
-            if i < len(params) - 1:
-                np.maximum(h, 0, out=h)
-                inputs.append(h)
-        # softmax cross-entropy, stable: shift by the row max
-        z = h - h.max(axis=1, keepdims=True)
-        e = np.exp(z)
-        total = e.sum(axis=1, keepdims=True)
-        loss = np.mean(np.log(total[:, 0]) - z[rows, labels])
-        d = e / total  # (p - onehot) / N
-        d[rows, labels] -= 1
-        d *= inv_n
-        # backward, updating each layer once its gradient is known
-        for i in range(len(params) - 1, -1, -1):
-            kernel, bias = params[i]
-            a = inputs[i]
-            d_kernel, d_bias = a.T @ d, d.sum(axis=0)
-            if i:  # no gradient for the input batch
-                d = d @ kernel.T
-                d *= a > 0  # ReLU mask: a is the ReLU's output
-            kernel -= lr * d_kernel
-            bias -= lr * d_bias
-        return loss
-
-    return step, params
-
-
-# --------------------------------------------------------------------------- PyTorch
-
-
-def torch_setup(torch, workload, device="cpu"):
-    """``(step, model)``: PyTorch's idiomatic step, from the same start weights (kernels transposed)."""
-    weights, x, labels = make_problem(workload)
-    modules = []
-    for i, (kernel, bias) in enumerate(weights):
-        linear = torch.nn.Linear(*kernel.shape)
-        with torch.no_grad():
-            linear.weight.copy_(torch.from_numpy(kernel.T.copy()))
-            linear.bias.copy_(torch.from_numpy(bias))
-        modules.append(linear)
-        if i < len(weights) - 1:
-            modules.append(torch.nn.ReLU())
-    model = torch.nn.Sequential(*modules).to(device)
-    return torch_sgd_step(torch, model, model.parameters(), x, labels, device=device, lr=LR), model
-
-
-def torch_weights(model):
-    linears = [m for m in model if hasattr(m, "weight")]
-    return [(m.weight.detach().cpu().numpy().T, m.bias.detach().cpu().numpy()) for m in linears]
 
 
 # --------------------------------------------------------------------------- checks
@@ -271,19 +163,21 @@ def test_w4_torch(benchmark, torch, device):
 
 
 @pytest.mark.benchmark(group=W2_GROUP)
-def test_w2_interleaved(benchmark, torch):
-    """W2's four steps (gpugrad eager and through ``gg.function``, NumPy, PyTorch) on the CPU in
-    alternating blocks of 100 (about 0.1 s each): the ratios that spells of load on a shared
-    machine cannot tilt (see ``run_interleaved``)."""
-    others = {"numpy": numpy_setup("W2")[0], "torch": torch_setup(torch, "W2")[0]}
+def test_w2_interleaved(benchmark, optional_torch):
+    """W2's steps (gpugrad eager, through ``gg.function``, and fused with ``jit_compile=True`` where numba is
+    installed; NumPy; PyTorch where installed) on the CPU in alternating blocks of 100 (about 0.1 s each): the
+    ratios that spells of load on a shared machine cannot tilt (see ``run_interleaved``)."""
+    others = {"numpy": numpy_setup("W2")[0]}
+    if optional_torch is not None:
+        others["torch"] = torch_setup(optional_torch, "W2")[0]
     interleave_steps(benchmark, lambda: gpugrad_setup("W2", "cpu")[0], others, workload="W2", block=100, cycles=15)
 
 
 @pytest.mark.benchmark(group=W4_GROUP)
 def test_w4_interleaved(benchmark):
-    """W4's gpugrad steps (eager and through ``gg.function``) and NumPy's in alternating blocks of 5
-    (about 0.1 s each): its must-show ratios, which spells of load cannot tilt. PyTorch stays out of
-    this one: its OpenMP threads keep spinning after its block, and the step after it ran 19 % slower
-    (``test_w4_torch`` times it)."""
+    """W4's gpugrad steps (eager, through ``gg.function``, and fused where numba is installed) and NumPy's in
+    alternating blocks of 5 (about 0.1 s each): its must-show ratios, which spells of load cannot tilt.
+    PyTorch stays out of this one: its OpenMP threads keep spinning after its block, and the step after it
+    ran 19 % slower (``test_w4_torch`` times it)."""
     interleave_steps(benchmark, lambda: gpugrad_setup("W4", "cpu")[0], {"numpy": numpy_setup("W4")[0]}, workload="W4",
                      block=5, cycles=15)
