@@ -25,10 +25,10 @@ import numpy as np
 
 from ...backend import CPU
 from ...ops import replay
-from ..capture import KernelStep
-from . import cpu, gpu, regions
+from ..capture import CallStep, KernelStep
+from . import cpu, cpu_optimizers, gpu, regions
 
-__all__ = ["fuse", "FusedStep", "available"]
+__all__ = ["fuse", "FusedStep", "available", "compile_optimizer_steps"]
 
 _warned: list = []  # one warning per process: numba is not installed
 
@@ -116,3 +116,18 @@ def compile_seconds(steps):
         0.0
     """
     return float(sum(s.compile_seconds for s in steps if isinstance(s, FusedStep)))
+
+
+def compile_optimizer_steps(steps, compiled, checks):
+    """Replace in ``compiled`` (the plan's prebound steps) each CPU optimizer step of ``steps`` that has a compiled
+    form (:mod:`.cpu_optimizers`: the eager update's bits) by it, its check added to ``checks``; how many.
+
+    Example:
+        >>> compile_optimizer_steps([], [], [])
+        0
+    """
+    from ...optimizers.optimizer import Optimizer
+    from .. import declare
+    apply_pairs = declare.undeclared(Optimizer._apply_pairs)
+    return cpu_optimizers.replace_steps(steps, compiled, checks,
+                                        lambda s: isinstance(s, CallStep) and s.fn is apply_pairs)
