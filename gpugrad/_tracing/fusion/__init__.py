@@ -26,7 +26,7 @@ import numpy as np
 from ...backend import CPU
 from ...ops import replay
 from ..capture import CallStep, KernelStep
-from . import cpu, cpu_optimizers, gpu, regions
+from . import cpu, cpu_cross_entropy, cpu_dense, cpu_optimizers, gpu, regions
 
 __all__ = ["fuse", "FusedStep", "available", "compile_optimizer_steps"]
 
@@ -105,7 +105,11 @@ def fuse(capture, steps, returned):
         report.append({"ops": len(r.op_types), "op_types": list(r.op_types), "elements": r.size,
                        "bytes_in": sum(a.nbytes for a in r.inputs),
                        "bytes_out": sum(a.nbytes for a in r.outputs) + sum(a.nbytes for a, _, _, _ in r.reductions)})
-    return fused, {"regions": report}
+    compiled = {}
+    if device is CPU:  # softmax cross-entropy and Dense's bias and ReLU as compiled loops (.cpu_cross_entropy, .cpu_dense)
+        fused, compiled["cross_entropy_steps"] = cpu_cross_entropy.replace(fused)
+        fused, compiled["dense_steps"] = cpu_dense.replace(fused)
+    return fused, {"regions": report, **compiled}
 
 
 def compile_seconds(steps):
