@@ -453,12 +453,15 @@ def _fusion_line(fusion):
     if fusion is None:
         return ""
     found = fusion["regions"]
+    steps = [f"{fusion[key]} {what}" for key, what in (("optimizer_steps", "optimizer step(s)"),
+             ("cross_entropy_steps", "cross-entropy step(s)"), ("dense_steps", "Dense step(s)")) if fusion.get(key)]
+    compiled = f"; compiled: {', '.join(steps)}" if steps else ""  # fusion.cpu_optimizers, cpu_cross_entropy, cpu_dense
     if not found:
-        return f"; fused: no regions{' (' + fusion['note'] + ')' if fusion.get('note') else ''}"
+        return f"; fused: no regions{' (' + fusion['note'] + ')' if fusion.get('note') else ''}{compiled}"
     parts = [f"{r['ops']} ops over {r['elements']} elements, {r['bytes_in']} B in, {r['bytes_out']} B out"
              for r in found[:8]]
     return (f"; fused: {len(found)} regions ({'; '.join(parts)}{' ...' if len(found) > 8 else ''}), compiled in "
-            f"{fusion.get('compile_seconds', 0.0):.3f} s")
+            f"{fusion.get('compile_seconds', 0.0):.3f} s{compiled}")
 
 
 def _copied(result, originals=None):
