@@ -10,8 +10,9 @@ plan runs it as :func:`split` makes it, the CPU sibling of the GPU plans' launch
   cast to the variable's dtype), and after the updates counts each variable's version and the step;
 - one numba loop per variable (:data:`SOURCES`) over its flat arrays, which computes the eager update's
   operations in their order, each rounded to the variable's dtype (numba keeps float32 as float32; no
-  fast-math, so nothing is contracted into an FMA or reordered): the eager step's bits. Large variables
-  (``SPLIT_MIN_CHEAP`` elements or more) are split across gpugrad's CPU threads as the eager update splits them.
+  fast-math, so nothing is contracted into an FMA or reordered): the eager step's bits. The variables of one
+  dtype go in one call; large ones (``SPLIT_MIN_CHEAP`` elements or more) of momentum and Adam are split across
+  gpugrad's CPU threads as their eager updates are (plain SGD's is not).
 
 The optimizers with a compiled form are :class:`~gpugrad.optimizers.SGD` (plain, momentum, Nesterov, weight
 decay), :class:`~gpugrad.optimizers.Adam` (both epsilon placements) and :class:`~gpugrad.optimizers.AdamW`,
@@ -123,12 +124,14 @@ def _flat(a):
     return a.reshape(-1)  # a view: the arrays are C-contiguous
 
 
-def _launches(kernel, arrays, scalars_of):
+def _launches(kernel, arrays, scalars_of, split=True):
     """Functions of the step's scalars (a dict) that run ``kernel`` over the flat ``arrays`` (per variable: its
     array, slots and gradient): one call for the variables under ``SPLIT_MIN_CHEAP`` elements together, and
-    one for each larger one, split across the CPU threads as the eager update is."""
-    small = [[_flat(a) for a in group] for group in arrays if group[0].size < SPLIT_MIN_CHEAP]
-    large = [[_flat(a) for a in group] for group in arrays if group[0].size >= SPLIT_MIN_CHEAP]
+    one for each larger one, split across the CPU threads as the eager update is (where ``split``: plain SGD's
+    eager update is never split)."""
+    limit = SPLIT_MIN_CHEAP if split else float("inf")
+    small = [[_flat(a) for a in group] for group in arrays if group[0].size < limit]
+    large = [[_flat(a) for a in group] for group in arrays if group[0].size >= limit]
     out = []
     if small:
         columns = tuple(tuple(column) for column in zip(*small))
@@ -249,7 +252,8 @@ def split(optimizer: Any, pairs: list) -> Optional[CompiledStep]:
     launches = []  # (the dtype's scalars from the step's Python scalars, a launch of them)
     for t, arrays in groups.items():
         scalars_of = _adam_scalars(t) if kind == "adam" else _sgd_scalars(t)[1 if optimizer.momentum else 0]
-        launches.extend((scalars_of, launch) for launch in _launches(kernel, arrays, scalars_of))
+        split_large = kind == "adam" or bool(optimizer.momentum)
+        launches.extend((scalars_of, launch) for launch in _launches(kernel, arrays, scalars_of, split_large))
     last = [None, None]  # the last step's Python scalars and their casts (most steps repeat them)
 
     def prepare() -> None:
