@@ -455,7 +455,8 @@ def _fusion_line(fusion):
     found = fusion["regions"]
     steps = [f"{fusion[key]} {what}" for key, what in (("optimizer_steps", "optimizer step(s)"),
              ("cross_entropy_steps", "cross-entropy step(s)"), ("dense_steps", "Dense step(s)")) if fusion.get(key)]
-    compiled = f"; compiled: {', '.join(steps)}" if steps else ""  # fusion.cpu_optimizers, cpu_cross_entropy, cpu_dense
+    seconds = fusion.get("compile_seconds", 0.0) + fusion.get("optimizer_compile_seconds", 0.0)
+    compiled = f"; compiled: {', '.join(steps)} in {seconds:.3f} s" if steps else ""  # fusion.cpu_optimizers, ...
     if not found:
         return f"; fused: no regions{' (' + fusion['note'] + ')' if fusion.get('note') else ''}{compiled}"
     parts = [f"{r['ops']} ops over {r['elements']} elements, {r['bytes_in']} B in, {r['bytes_out']} B out"

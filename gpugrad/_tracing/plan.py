@@ -202,7 +202,7 @@ def compile_plan(capture, result, jit_compile=False):
             effects = effects or s.kind != declare.OP
     checks = []  # functions of no arguments: whether what the steps are bound to still holds
     if jit_compile:  # on the CPU, each optimizer's step as compiled updates (fusion.cpu_optimizers)
-        fused["optimizer_steps"] = fusion.compile_optimizer_steps(steps, compiled, checks)
+        fusion.compile_optimizer_steps(steps, compiled, checks, fused)
     guards = []
     seen = set()
     for s in steps:

@@ -28,7 +28,7 @@ from ...ops import replay
 from ..capture import CallStep, KernelStep
 from . import cpu, cpu_cross_entropy, cpu_dense, cpu_optimizers, gpu, regions
 
-__all__ = ["fuse", "FusedStep", "available", "compile_optimizer_steps"]
+__all__ = ["fuse", "FusedStep", "available", "compile_optimizer_steps", "precompile"]
 
 _warned: list = []  # one warning per process: numba is not installed
 
@@ -112,26 +112,44 @@ def fuse(capture, steps, returned):
     return fused, {"regions": report, **compiled}
 
 
+def precompile(kernel, args):
+    """Compile numba function ``kernel`` for the types of ``args`` now (at trace time, or load it from numba's
+    disk cache) rather than at its first call; returns the seconds it took.
+
+    Example:
+        >>> precompile(None, ()) if not available() else 0.0
+        0.0
+    """
+    if kernel is None:
+        return 0.0
+    import numba
+    start = time.perf_counter()
+    kernel.compile(tuple(numba.typeof(a) for a in args))
+    return time.perf_counter() - start
+
+
 def compile_seconds(steps):
-    """The seconds the fused steps of ``steps`` took to compile (once built).
+    """The seconds the fused and compiled kernel steps of ``steps`` took to compile (once built).
 
     Example:
         >>> compile_seconds([])
         0.0
     """
-    return float(sum(s.compile_seconds for s in steps if isinstance(s, FusedStep)))
+    return float(sum(getattr(s, "compile_seconds", 0.0) for s in steps if isinstance(s, KernelStep)))
 
 
-def compile_optimizer_steps(steps, compiled, checks):
+def compile_optimizer_steps(steps, compiled, checks, report):
     """Replace in ``compiled`` (the plan's prebound steps) each CPU optimizer step of ``steps`` that has a compiled
-    form (:mod:`.cpu_optimizers`: the eager update's bits) by it, its check added to ``checks``; how many.
+    form (:mod:`.cpu_optimizers`: the eager update's bits) by it, its check added to ``checks``; ``report`` gets
+    how many (``optimizer_steps``) and their compile seconds (``optimizer_compile_seconds``).
 
     Example:
-        >>> compile_optimizer_steps([], [], [])
+        >>> report = {}
+        >>> compile_optimizer_steps([], [], [], report); report["optimizer_steps"]
         0
     """
     from ...optimizers.optimizer import Optimizer
     from .. import declare
     apply_pairs = declare.undeclared(Optimizer._apply_pairs)
-    return cpu_optimizers.replace_steps(steps, compiled, checks,
-                                        lambda s: isinstance(s, CallStep) and s.fn is apply_pairs)
+    report["optimizer_steps"], report["optimizer_compile_seconds"] = cpu_optimizers.replace_steps(
+        steps, compiled, checks, lambda s: isinstance(s, CallStep) and s.fn is apply_pairs)

@@ -129,9 +129,9 @@ def compiled(name="kernel"):
 
 class CrossEntropyStep(KernelStep):
     """A ``SoftmaxCrossEntropy`` kernel step whose build is :func:`kernel` compiled (same inputs and outputs:
-    ``logits, labels, probs`` (probs filled), the loss)."""
+    ``logits, labels, probs`` (probs filled), the loss); ``compile_seconds`` once built."""
 
-    __slots__ = ()
+    __slots__ = ("compile_seconds",)
 
     def build(self, moved=None):
         moved = moved or {}
@@ -144,6 +144,8 @@ class CrossEntropyStep(KernelStep):
         total = np.empty(1, logits.dtype)
         fn = compiled()
         shape = logits.shape
+        from . import precompile
+        self.compile_seconds = precompile(fn, (x2, y1, p2, losses, reduction, total))
 
         def run():
             if fn(x2, y1, p2, losses, reduction, total) >= 0:
@@ -152,9 +154,10 @@ class CrossEntropyStep(KernelStep):
 
 
 class CrossEntropyGradStep(KernelStep):
-    """A ``SoftmaxCrossEntropyGrad`` kernel step whose build is :func:`grad_kernel` compiled."""
+    """A ``SoftmaxCrossEntropyGrad`` kernel step whose build is :func:`grad_kernel` compiled; ``compile_seconds``
+    once built."""
 
-    __slots__ = ()
+    __slots__ = ("compile_seconds",)
 
     def build(self, moved=None):
         moved = moved or {}
@@ -163,6 +166,8 @@ class CrossEntropyGradStep(KernelStep):
         classes = probs.shape[-1]
         p2, y1, d1, o2 = probs.reshape(-1, classes), labels.reshape(-1), dy.reshape(-1), out.reshape(-1, classes)
         fn = compiled("grad_kernel")
+        from . import precompile
+        self.compile_seconds = precompile(fn, (p2, y1, d1, o2))
 
         def run():
             if fn(p2, y1, d1, o2) >= 0:  # eager's formula, and its IndexError

@@ -57,9 +57,10 @@ def compiled():
 
 
 class DenseStep(KernelStep):
-    """A ``Dense`` kernel step built as ``np.matmul(x, kernel, out=out)`` and the compiled :func:`epilogue`."""
+    """A ``Dense`` kernel step built as ``np.matmul(x, kernel, out=out)`` and the compiled :func:`epilogue`;
+    ``compile_seconds`` once built."""
 
-    __slots__ = ()
+    __slots__ = ("compile_seconds",)
 
     def build(self, moved=None):
         moved = moved or {}
@@ -68,6 +69,8 @@ class DenseStep(KernelStep):
         relu = self.attrs is not None and self.attrs["activation"] == "relu"
         out2 = out.reshape(-1, out.shape[-1])
         fn, matmul = compiled(), np.matmul
+        from . import precompile
+        self.compile_seconds = precompile(fn, (out2, bias, True, relu))
 
         def run():
             matmul(x, kernel, out=out)

@@ -135,7 +135,9 @@ def _launches(kernel, arrays, scalars_of, split=True):
     out = []
     if small:
         columns = tuple(tuple(column) for column in zip(*small))
-        out.append(lambda scalars: kernel(*columns, *scalars))
+        launch = lambda scalars: kernel(*columns, *scalars)  # noqa: E731
+        launch.arguments = columns  # what precompile types it by (with the scalars)
+        out.append(launch)
     for flat in large:
         def chunk(*parts, scalars):
             kernel(*[(part,) for part in parts], *scalars)
@@ -143,6 +145,7 @@ def _launches(kernel, arrays, scalars_of, split=True):
         def run_split(scalars, flat=flat):
             if not split_apply(chunk, flat, {"scalars": scalars}):
                 kernel(*[(a,) for a in flat], *scalars)
+        run_split.arguments = tuple((a,) for a in flat)
         out.append(run_split)
     return out
 
@@ -206,7 +209,10 @@ def _kind(optimizer):
 
 class CompiledStep(SplitStep):
     """The compiled step: :meth:`run` replays ``_apply_pairs`` (its host part, then the updates);
-    :meth:`~gpugrad.optimizers.graph_step.SplitStep.still_bound` as for a GPU plan's split step."""
+    :meth:`~gpugrad.optimizers.graph_step.SplitStep.still_bound` as for a GPU plan's split step;
+    ``compile_seconds``: what compiling its updates took."""
+
+    compile_seconds = 0.0
 
     def run(self) -> None:
         self.prepare()
@@ -250,10 +256,13 @@ def split(optimizer: Any, pairs: list) -> Optional[CompiledStep]:
         bound.append((var, param, slots))
     variables = [var for _, var, _ in pairs]
     launches = []  # (the dtype's scalars from the step's Python scalars, a launch of them)
+    kernel_of = {}
     for t, arrays in groups.items():
         scalars_of = _adam_scalars(t) if kind == "adam" else _sgd_scalars(t)[1 if optimizer.momentum else 0]
         split_large = kind == "adam" or bool(optimizer.momentum)
-        launches.extend((scalars_of, launch) for launch in _launches(kernel, arrays, scalars_of, split_large))
+        for launch in _launches(kernel, arrays, scalars_of, split_large):
+            launches.append((scalars_of, launch))
+            kernel_of[id(launch)] = kernel
     last = [None, None]  # the last step's Python scalars and their casts (most steps repeat them)
 
     def prepare() -> None:
@@ -271,18 +280,25 @@ def split(optimizer: Any, pairs: list) -> Optional[CompiledStep]:
             var._version += 1
         optimizer.iterations += 1
 
-    return CompiledStep(optimizer, prepare, launches, bound)
+    step = CompiledStep(optimizer, prepare, launches, bound)
+    from . import precompile  # each update compiled now, for its arrays and this step's scalar types
+    values = _scalars(optimizer, kind)
+    step.compile_seconds = sum(precompile(kernel_of[id(launch)], launch.arguments + tuple(scalars_of(values)))
+                               for scalars_of, launch in launches)
+    return step
 
 
-def replace_steps(steps: list, compiled: list, checks: list, is_optimizer_step: Callable[[Any], bool]) -> int:
+def replace_steps(steps: list, compiled: list, checks: list,
+                  is_optimizer_step: Callable[[Any], bool]) -> tuple[int, float]:
     """Replace in ``compiled`` each optimizer call step of ``steps`` (``is_optimizer_step``) that has a compiled
-    form by its :meth:`CompiledStep.run`, adding its ``still_bound`` to ``checks``; how many were replaced.
+    form by its :meth:`CompiledStep.run`, adding its ``still_bound`` to ``checks``; ``(how many were replaced,
+    the seconds their updates took to compile)``.
 
     Example:
         >>> replace_steps([], [], [], lambda s: False)
-        0
+        (0, 0.0)
     """
-    replaced = 0
+    replaced, seconds = 0, 0.0
     for i, s in enumerate(steps):
         if not is_optimizer_step(s):
             continue
@@ -292,4 +308,5 @@ def replace_steps(steps: list, compiled: list, checks: list, is_optimizer_step: 
         compiled[i] = form.run
         checks.append(form.still_bound)
         replaced += 1
-    return replaced
+        seconds += form.compile_seconds
+    return replaced, seconds
