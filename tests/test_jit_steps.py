@@ -150,12 +150,23 @@ def _rate_changed(variables, opt):
     opt.learning_rate = 0.01
 
 
+def _decay_as_numpy_float64(variables, opt):
+    opt.weight_decay = np.float64(0.01)  # eager computes a float64 temporary: the step runs eagerly then
+
+
+CHANGES = [  # (optimizer, change between calls, whether the function traces again)
+    ("momentum", _replace_variable, True), ("momentum", _replace_slot, True), ("momentum", _set_clipnorm, True),
+    ("momentum", _momentum_off, True), ("momentum", _nesterov_on, False), ("momentum", _rate_changed, False),
+    ("momentum", _decay_as_numpy_float64, False), ("sgd", _replace_variable, True), ("sgd", _rate_changed, False),
+    ("sgd", _decay_as_numpy_float64, False), ("adamw", _replace_slot, True), ("adamw", _set_clipnorm, True),
+    ("adamw", _decay_as_numpy_float64, False)]
+
+
 @needs_numba
-@pytest.mark.parametrize("change, retraces", [(_replace_variable, True), (_replace_slot, True), (_set_clipnorm, True),
-                                              (_momentum_off, True), (_nesterov_on, False), (_rate_changed, False)])
-def test_changes_between_calls_are_followed(change, retraces):
-    eager, ev, eo, grads = _problem(OPTIMIZERS["momentum"], np.float32)
-    step, jv, jo, _ = _problem(OPTIMIZERS["momentum"], np.float32)
+@pytest.mark.parametrize("name, change, retraces", CHANGES)
+def test_changes_between_calls_are_followed(name, change, retraces):
+    eager, ev, eo, grads = _problem(OPTIMIZERS[name], np.float32)
+    step, jv, jo, _ = _problem(OPTIMIZERS[name], np.float32)
     f = gg.function(step, jit_compile=True)
     for k in range(2):
         f(*grads(k)), eager(*grads(k))

@@ -173,7 +173,11 @@ def _adam_scalars(t):
 
 
 def _scalars(optimizer, kind):
-    """This step's Python scalars, as the eager update derives them (before ``iterations`` counts the step)."""
+    """This step's Python scalars, as the eager update derives them (before ``iterations`` counts the step); None
+    where a weight decay set on the optimizer is not a Python number (a NumPy float64 would make eager's plain
+    SGD and AdamW decay compute in float64: the eager step runs then)."""
+    if optimizer.weight_decay.__class__ not in (float, int):
+        return None
     lr = optimizer.current_learning_rate()
     if kind != "adam":
         return {"lr": float(lr), "momentum": float(optimizer.momentum),
@@ -218,10 +222,11 @@ class CompiledStep(SplitStep):
         self.prepare()
 
 
-def split(optimizer: Any, pairs: list) -> Optional[CompiledStep]:
+def split(optimizer: Any, pairs: list, eager: Optional[Callable[[], None]] = None) -> Optional[CompiledStep]:
     """``optimizer._apply_pairs(pairs)`` on the CPU as a :class:`CompiledStep`, or None where it has no compiled
     form (see the module docstring) or numba is not installed. Run once the step has run eagerly (the
-    trace's call), so that every slot exists."""
+    trace's call), so that every slot exists. ``eager``: the step as it runs without compiling (the plan's
+    call step), run instead on a call whose settings the compiled updates do not follow."""
     kind = _kind(optimizer)
     if (kind is None or optimizer.global_clipnorm is not None or optimizer.clipnorm is not None or not pairs
             or any(var._device is not CPU for _, var, _ in pairs)):
@@ -229,7 +234,8 @@ def split(optimizer: Any, pairs: list) -> Optional[CompiledStep]:
     compiled = kernels()
     if compiled is None:
         return None
-    groups, bound = {}, []  # dtype -> [[param, slots..., grad] per variable]
+    groups: dict = {}  # dtype -> [[param, slots..., grad] per variable]
+    bound: list = []
     for grad, var, _ in pairs:
         entry = optimizer._state.get(id(var))
         if entry is None or entry[0] is not var:
@@ -263,11 +269,14 @@ def split(optimizer: Any, pairs: list) -> Optional[CompiledStep]:
         for launch in _launches(kernel, arrays, scalars_of, split_large):
             launches.append((scalars_of, launch))
             kernel_of[id(launch)] = kernel
-    last = [None, None]  # the last step's Python scalars and their casts (most steps repeat them)
+    last: list = [None, {}]  # the last step's Python scalars and their casts (most steps repeat them)
 
     def prepare() -> None:
         # _apply_pairs in its order: the rate at this step, the updates, the versions, the count
         values = _scalars(optimizer, kind)
+        if values is None:
+            (eager or (lambda: optimizer._apply_pairs(pairs)))()
+            return
         if values != last[0]:
             last[0], last[1] = values, {}
         cast = last[1]
@@ -283,6 +292,8 @@ def split(optimizer: Any, pairs: list) -> Optional[CompiledStep]:
     step = CompiledStep(optimizer, prepare, launches, bound)
     from . import precompile  # each update compiled now, for its arrays and this step's scalar types
     values = _scalars(optimizer, kind)
+    if values is None:
+        return None
     step.compile_seconds = sum(precompile(kernel_of[id(launch)], launch.arguments + tuple(scalars_of(values)))
                                for scalars_of, launch in launches)
     return step
@@ -302,7 +313,7 @@ def replace_steps(steps: list, compiled: list, checks: list,
     for i, s in enumerate(steps):
         if not is_optimizer_step(s):
             continue
-        form = split(s.args[0], s.args[1])
+        form = split(s.args[0], s.args[1], compiled[i])
         if form is None:
             continue
         compiled[i] = form.run
