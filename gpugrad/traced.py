@@ -120,7 +120,11 @@ def function(fn=None, *, max_traces=32, jit_compile=False):
     bits; each transcendental op in a region (exp, log, tanh, ...) adds at most 4 ulp of its result (libm's
     against NumPy's); a fused sum or mean differs from NumPy's pairwise sum by at most
     ``(log2(n) + 2) * eps * sum(|terms|)``; max is exact. NaN and infinities propagate as in eager.
-    :meth:`Function.diagnostics` lists the regions (ops, bytes in and out) and the compile time.
+    On the CPU it also compiles (numba) the optimizer's step (SGD, momentum, Adam, AdamW), ``Dense``'s bias
+    and ReLU and ``SoftmaxCrossEntropy``'s gradient, each to eager's bits, and ``SoftmaxCrossEntropy``'s
+    forward as one loop within ``bound.cross_entropy_tolerance`` (libm's exp and log, row sums in float64).
+    :meth:`Function.diagnostics` lists the regions (ops, bytes in and out), the compiled steps and the
+    compile time.
 
     Example:
         >>> import gpugrad as gg
