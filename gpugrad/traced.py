@@ -113,9 +113,10 @@ def function(fn=None, *, max_traces=32, jit_compile=False):
     See :mod:`gpugrad.traced` for the full rules.
 
     ``jit_compile=True`` (``tf.function``'s name; ``jax.jit`` and XLA fuse so too) also fuses each run of
-    elementwise ops of one shape, with a sum, mean or max over all of it that ends the run, into one
+    elementwise ops of one shape, with a sum, mean or max over any of its axes that ends the run, into one
     generated kernel (``gpugrad._tracing.fusion``): a numba loop on the CPU (the ``gpugrad[jit]``
-    extra; without it one warning and the replay is unfused), a generated ``ElementwiseKernel`` on a GPU;
+    extra; without it one warning and the replay is unfused), a generated ``ElementwiseKernel`` (and
+    ``ReductionKernel`` for a run's reduction) on a GPU;
     ``False`` or ``None`` (``tf.function``'s default, which compiles only on a TPU) replays unfused.
     A region never spans a matmul, convolution, host read or optimizer update. Without it a replay gives
     eager's bits; with it, per element and per dtype (float32, float64), the bound of
@@ -123,8 +124,12 @@ def function(fn=None, *, max_traces=32, jit_compile=False):
     bits; each transcendental op in a region (exp, log, tanh, ...) adds at most 4 ulp of its result (libm's
     against NumPy's); a fused sum or mean differs from NumPy's pairwise sum by at most
     ``(log2(n) + 2) * eps * sum(|terms|)``; max is exact. NaN and infinities propagate as in eager.
-    :meth:`Function.diagnostics` lists the regions (ops, bytes in and out) and the compile time. The call that
-    traces returns what the trace computed (eager's values); the replays after it, the fused kernels' values.
+    On the CPU it also compiles (numba) the optimizer's step (SGD, momentum, Adam, AdamW), ``Dense``'s bias
+    and ReLU and ``SoftmaxCrossEntropy``'s gradient, each to eager's bits, and ``SoftmaxCrossEntropy``'s
+    forward as one loop within ``bound.cross_entropy_tolerance`` (libm's exp and log, row sums in float64).
+    :meth:`Function.diagnostics` lists the regions (ops, bytes in and out), the compiled steps and the
+    compile time. The call that traces returns what the trace computed (eager's values); the replays
+    after it, the fused kernels' values.
 
     Example:
         >>> import gpugrad as gg
@@ -467,12 +472,16 @@ def _fusion_line(fusion):
     if fusion is None:
         return ""
     found = fusion["regions"]
+    steps = [f"{fusion[key]} {what}" for key, what in (("optimizer_steps", "optimizer step(s)"),
+             ("cross_entropy_steps", "cross-entropy step(s)"), ("dense_steps", "Dense step(s)")) if fusion.get(key)]
+    seconds = fusion.get("compile_seconds", 0.0) + fusion.get("optimizer_compile_seconds", 0.0)
+    compiled = f"; compiled: {', '.join(steps)} in {seconds:.3f} s" if steps else ""  # fusion.cpu_optimizers, ...
     if not found:
-        return f"; fused: no regions{' (' + fusion['note'] + ')' if fusion.get('note') else ''}"
+        return f"; fused: no regions{' (' + fusion['note'] + ')' if fusion.get('note') else ''}{compiled}"
     parts = [f"{r['ops']} ops over {r['elements']} elements, {r['bytes_in']} B in, {r['bytes_out']} B out"
              f"{' (unfused: ' + r['unfused'] + ')' if r.get('unfused') else ''}" for r in found[:8]]
     return (f"; fused: {len(found)} regions ({'; '.join(parts)}{' ...' if len(found) > 8 else ''}), compiled in "
-            f"{fusion.get('compile_seconds', 0.0):.3f} s")
+            f"{fusion.get('compile_seconds', 0.0):.3f} s{compiled}")
 
 
 def _copied(result, originals=None):

@@ -213,6 +213,9 @@ def compile_plan(capture, result, jit_compile=False):
         else:
             compiled.append(_call_closure(s, may_retrace=not effects))
             effects = effects or s.kind != declare.OP
+    checks = []  # functions of no arguments: whether what the steps are bound to still holds
+    if jit_compile:  # on the CPU, each optimizer's step as compiled updates (fusion.cpu_optimizers)
+        fusion.compile_optimizer_steps(steps, compiled, checks, fused)
     guards = []
     seen = set()
     for s in steps:
@@ -231,7 +234,6 @@ def compile_plan(capture, result, jit_compile=False):
         fused["compile_seconds"] = fusion.compile_seconds(steps)
         stats["fusion"] = fused
     gpu = None
-    checks = []  # functions of no arguments: whether what the steps are bound to still holds
     devices = {s.device for s in steps if isinstance(s, KernelStep)} | {d for _, d in capture.inputs}
     if len(devices) == 1 and next(iter(devices)) is not CPU:
         device = next(iter(devices))

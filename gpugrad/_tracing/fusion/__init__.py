@@ -26,10 +26,10 @@ import numpy as np
 
 from ...backend import CPU
 from ...ops import replay
-from ..capture import KernelStep
-from . import cpu, gpu, regions
+from ..capture import CallStep, KernelStep
+from . import cpu, cpu_cross_entropy, cpu_dense, cpu_optimizers, gpu, regions
 
-__all__ = ["fuse", "FusedStep", "available"]
+__all__ = ["fuse", "FusedStep", "available", "compile_optimizer_steps", "precompile"]
 
 _warned: list = []  # one warning per process: numba is not installed
 _failed: list = []  # one warning per process: a region's kernel did not compile (its steps run unfused)
@@ -145,17 +145,54 @@ def fuse(capture, steps, returned):
             continue
         skip.update(r.steps)
         report.append({"ops": len(r.op_types), "op_types": list(r.op_types), "elements": r.size,
-                       "bytes_in": sum(a.nbytes for a in r.inputs),
+                       "bytes_in": sum(regions.compact(a).nbytes for a in r.inputs),  # a broadcast operand: its data
                        "bytes_out": sum(a.nbytes for a in r.outputs) + sum(a.nbytes for a, _, _, _ in r.reductions)})
         fused.append(FusedStep(r, [steps[j] for j in r.steps], report[-1]))
-    return fused, {"regions": report}
+    compiled = {}
+    if device is CPU:  # softmax cross-entropy and Dense's bias and ReLU as compiled loops (.cpu_cross_entropy, .cpu_dense)
+        fused, compiled["cross_entropy_steps"] = cpu_cross_entropy.replace(fused)
+        fused, compiled["dense_steps"] = cpu_dense.replace(fused)
+    return fused, {"regions": report, **compiled}
+
+
+def precompile(kernel, args):
+    """Compile numba function ``kernel`` for the types of ``args`` now (at trace time, or load it from numba's
+    disk cache) rather than at its first call; returns the seconds it took.
+
+    Example:
+        >>> precompile(None, ()) if not available() else 0.0
+        0.0
+    """
+    if kernel is None:
+        return 0.0
+    import numba
+    start = time.perf_counter()
+    kernel.compile(tuple(numba.typeof(a) for a in args))
+    return time.perf_counter() - start
 
 
 def compile_seconds(steps):
-    """The seconds the fused steps of ``steps`` took to compile (once built).
+    """The seconds the fused and compiled kernel steps of ``steps`` took to compile (once built).
 
     Example:
         >>> compile_seconds([])
         0.0
     """
-    return float(sum(s.compile_seconds for s in steps if isinstance(s, FusedStep)))
+    return float(sum(getattr(s, "compile_seconds", 0.0) for s in steps if isinstance(s, KernelStep)))
+
+
+def compile_optimizer_steps(steps, compiled, checks, report):
+    """Replace in ``compiled`` (the plan's prebound steps) each CPU optimizer step of ``steps`` that has a compiled
+    form (:mod:`.cpu_optimizers`: the eager update's bits) by it, its check added to ``checks``; ``report`` gets
+    how many (``optimizer_steps``) and their compile seconds (``optimizer_compile_seconds``).
+
+    Example:
+        >>> report = {}
+        >>> compile_optimizer_steps([], [], [], report); report["optimizer_steps"]
+        0
+    """
+    from ...optimizers.optimizer import Optimizer
+    from .. import declare
+    apply_pairs = declare.undeclared(Optimizer._apply_pairs)
+    report["optimizer_steps"], report["optimizer_compile_seconds"] = cpu_optimizers.replace_steps(
+        steps, compiled, checks, lambda s: isinstance(s, CallStep) and s.fn is apply_pairs)

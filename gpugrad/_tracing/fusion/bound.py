@@ -18,6 +18,15 @@ Per element of each result, in float32 and float64, given the same operands:
   terms' magnitudes add up past float32's largest finite value (:func:`may_overflow`) is the float64 total
   rounded, where NumPy's float32 partial sums may overflow to inf or NaN (as XLA's reductions, in their order).
 
+Compiled steps beside the regions (:mod:`.cpu_optimizers`, :mod:`.cpu_dense`, the gradient of
+:mod:`.cpu_cross_entropy`) give eager's bits. ``SoftmaxCrossEntropy``'s compiled forward
+(:mod:`.cpu_cross_entropy`: libm's ``exp`` and ``log``, row sums in float64) is within
+:func:`cross_entropy_tolerance`: with ``U`` = :data:`TRANSCENDENTAL_ULPS` and ``C`` classes, each probability
+within ``(2U + log2(C) + 4) * eps`` of eager's, relatively (``exp`` U ulp, the row sum ``U + log2(C) + 3``
+as :func:`sum_tolerance` allows, the division one); each example's loss ``log(total) - shifted[label]``
+within ``(2U + log2(C) + 7) * eps * (1 + |loss|)``; their mean or sum within those averaged or added, plus
+:func:`sum_tolerance` of the losses (over the number of examples, for a mean) and one rounding.
+
 A chain passes each op's difference on as the math does (its condition number): :func:`ulps` gives one op's
 allowance, and ``tests/test_jit_fusion.py`` holds every fusable op to it in a chain of three or more.
 
@@ -30,7 +39,7 @@ import numpy as np
 from ...ops.replay import lookup
 from . import expr
 
-__all__ = ["TRANSCENDENTAL_ULPS", "ulps", "sum_tolerance", "may_overflow"]
+__all__ = ["TRANSCENDENTAL_ULPS", "ulps", "sum_tolerance", "may_overflow", "cross_entropy_tolerance"]
 
 TRANSCENDENTAL_ULPS = 4  # libm and NumPy's SIMD loops: each within 1-4 ulp of the true value
 
@@ -80,3 +89,30 @@ def may_overflow(terms):
     """
     terms = np.asarray(terms)
     return bool(np.sum(np.abs(terms.astype(np.float64))) > np.finfo(terms.dtype).max)
+
+
+def cross_entropy_tolerance(logits, labels, reduction="mean"):
+    """``(probs_rtol, loss_atol)``: how far the compiled ``SoftmaxCrossEntropy`` may be from eager's, for float
+    ``logits`` (..., C) and int ``labels`` (...): each probability relatively, the loss (per example for
+    ``reduction="none"``, an array; else a number) absolutely (see the module docstring).
+
+    Example:
+        >>> rtol, atol = cross_entropy_tolerance(np.zeros((4, 2), np.float32), np.zeros(4, int))
+        >>> float(rtol) == (2 * TRANSCENDENTAL_ULPS + 1 + 4) * 2.0 ** -23, bool(0 < atol < 1e-5)
+        (True, True)
+    """
+    logits = np.asarray(logits)
+    eps = float(np.finfo(logits.dtype).eps)
+    classes = max(logits.shape[-1], 2)
+    u = TRANSCENDENTAL_ULPS
+    x = logits.astype(np.float64)
+    shifted = x - x.max(axis=-1, keepdims=True)
+    picked = np.take_along_axis(shifted, np.asarray(labels)[..., None], axis=-1)[..., 0]
+    losses = np.log(np.exp(shifted).sum(axis=-1)) - picked
+    per_example = (2 * u + np.log2(classes) + 7) * eps * (1 + np.abs(losses))
+    probs_rtol = (2 * u + np.log2(classes) + 4) * eps
+    if reduction == "none":
+        return probs_rtol, per_example
+    n = max(losses.size, 1)
+    total = float(per_example.sum()) + float(sum_tolerance(losses.astype(logits.dtype))) + eps * abs(losses.sum())
+    return probs_rtol, total / n if reduction == "mean" else total
