@@ -1,4 +1,4 @@
-"""A GPU region as one generated ``ElementwiseKernel``, and a ``ReductionKernel`` where a reduction ends it.
+"""A GPU region as one generated ``ElementwiseKernel``, and a ``ReductionKernel`` where it holds a reduction.
 
 :func:`source` writes a region's elementwise ops (:class:`.regions.Region`) as a kernel file in
 the format of ``kernels/`` (:mod:`gpugrad.backend.kernel_source`): a header (``in_params`` its operands,
@@ -9,10 +9,13 @@ an FMA beyond what NVRTC does for the unfused kernels. :func:`build` registers i
 hash and launches it through the backend's ``fused`` (CuPy compiles it once per dtype and device and caches
 it); it writes into the plan's buffers and allocates nothing, so a CUDA graph holds it. A region ending in a
 reduction (sum, mean, max over any axes) is also one ``cupy.ReductionKernel`` (:func:`reduction_kernel`): its
-map recomputes the region's program from the operands in registers, and it writes with ``out=`` into the
-plan's buffer through CuPy's own reduction kernel (never its CUB path: see there), allocating nothing. The
-values such a region writes besides its result are written by its ``ElementwiseKernel``: a ReductionKernel's
-out-params are indexed by the result's index, not the operands', so it cannot write them. The CuPy stand-in
+map recomputes the region's program up to the reduced value from the operands in registers, and it writes with
+``out=`` into the plan's buffer through CuPy's own reduction kernel (never its CUB path: see there), allocating
+nothing. The values such a region writes besides its result (those before the reduction that later steps read,
+and those of the elementwise steps after it, such as a loss's gradient) are written by its ``ElementwiseKernel``:
+a ReductionKernel's out-params are indexed by the result's index, not the operands', so it cannot write them
+(W3, ``sum(square(log(x)))`` and its gradient, is so one ElementwiseKernel reading ``x`` and writing the gradient,
+and one ReductionKernel reading ``x`` for the loss). The CuPy stand-in
 (``tests/stand_in_cupy``) builds the same sources for the host.
 
 Example:
@@ -101,15 +104,16 @@ IDENTITY = {"sum": "0", "mean": "0", "max": "-GPUGRAD_INFINITY"}
 
 
 def _mapped(region):
-    """The region's elementwise part that computes the value its reduction reduces, written as that value only."""
+    """The region's elementwise part that computes the value its reduction reduces (the steps before it), written
+    as that value only."""
     (out, kind, value, count), = region.reductions
-    mapped = dataclasses.replace(region, program=[p for p in region.program if p[5] is None],
-                                 outputs=[region.values[value]], reductions=[])
+    at = next(k for k, p in enumerate(region.program) if p[5] is not None)
+    mapped = dataclasses.replace(region, program=region.program[:at], outputs=[region.values[value]], reductions=[])
     return mapped
 
 
 def reduction_kernel(region):
-    """The ``cupy.ReductionKernel`` arguments of ``region``'s reduction (a GPU region holds one, at its end), as a
+    """The ``cupy.ReductionKernel`` arguments of ``region``'s reduction (a GPU region holds one at most), as a
     dict: ``in_params`` its operands and ``int64 n`` (the count a mean divides by; a second in-param also keeps
     CuPy 14.2 off its CUB path, which takes a temporary from the memory pool for a reduction over all axes and
     so cannot be captured in a CUDA graph), ``out_params`` ``T r``, ``map_expr`` the region's elementwise
