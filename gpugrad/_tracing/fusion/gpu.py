@@ -151,34 +151,43 @@ def build(region, inputs, outputs, reductions=()):
     ``reductions`` (the plan's arrays): one ``ElementwiseKernel`` writing the values read later (none where only
     the reduction is), then one ``ReductionKernel`` with ``out=`` the reduction's result. The elementwise kernel is
     registered (once per source) and compiled now; each launch writes into the plan's buffers and allocates
-    nothing."""
+    nothing. Its ``rebind(inputs, outputs, reductions)``: the same launches on other arrays of the same layouts,
+    with nothing compiled (a plan's binding, :mod:`gpugrad._tracing.binding`)."""
     backend = region.device.backend
-    launches = []
+    name = kernel = None
     if outputs:
         name, text = source(region)
         kernel_source.register(name, text)
         backend.kernel(name, np.dtype(region.dtype), backend._device_index(outputs[0]))
-        launches.append(functools.partial(backend.fused, name, *inputs, *outputs))
     if region.reductions:
-        (result, kind, _, count), = region.reductions
-        (out,) = reductions
-        axes = region.axes[id(result)]
         spec = reduction_kernel(region)
-        kernel = _reduction_kernels.get(tuple(sorted((k, str(v)) for k, v in spec.items())))
+        key = tuple(sorted((k, str(v)) for k, v in spec.items()))
+        kernel = _reduction_kernels.get(key)
         if kernel is None:
-            kernel = backend.xp.ReductionKernel(**spec)
-            _reduction_kernels[tuple(sorted((k, str(v)) for k, v in spec.items()))] = kernel
-        keepdims = out.ndim == len(region.shape) and out.ndim > 0
-        reduce = functools.partial(kernel, *inputs, region.size // max(out.size, 1), out=out, axis=axes,
-                                   keepdims=keepdims)
-        launches.append(functools.partial(_on_device, backend, backend._device_index(out), reduce))
-    if len(launches) == 1:
-        return launches[0]
+            kernel = _reduction_kernels[key] = backend.xp.ReductionKernel(**spec)
+        axes = region.axes[id(region.reductions[0][0])]
 
-    def run():
-        for launch in launches:
-            launch()
-    return run
+    def bind(inputs, outputs, reductions):
+        launches = []
+        if name is not None:
+            launches.append(functools.partial(backend.fused, name, *inputs, *outputs))
+        if kernel is not None:
+            (out,) = reductions
+            keepdims = out.ndim == len(region.shape) and out.ndim > 0
+            reduce = functools.partial(kernel, *inputs, region.size // max(out.size, 1), out=out, axis=axes,
+                                       keepdims=keepdims)
+            launches.append(functools.partial(_on_device, backend, backend._device_index(out), reduce))
+        if len(launches) == 1:
+            return launches[0]
+
+        def run():
+            for launch in launches:
+                launch()
+        return run
+
+    fn = bind(list(inputs), list(outputs), list(reductions))
+    fn.rebind = bind
+    return fn
 
 
 def _on_device(backend, index, launch):
