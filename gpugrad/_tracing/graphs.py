@@ -21,14 +21,15 @@ Example:
 """
 
 
-def segments(steps, min_length=2):
+def segments(steps, min_length=2, launches=None):
     """``steps`` ``(step, graph_safe)`` grouped into ``("graph", [...])`` runs of at least ``min_length``
-    graph-safe steps and ``("steps", [...])`` for the rest, in order."""
+    graph-safe launches (``launches(step)``: how many a step makes; one each without it) and ``("steps", [...])``
+    for the rest, in order."""
     out = []
     run = []
 
     def flush_run():
-        if len(run) >= min_length:
+        if (len(run) if launches is None else sum(launches(step) for step in run)) >= min_length:
             out.append(("graph", list(run)))
         elif run:
             _extend_steps(out, run)
@@ -100,7 +101,8 @@ class GpuReplay:
         self.position = {}  # a plan's step index -> its place in items, for each step run between the graphs
         origins = list(range(len(steps))) if origins is None else origins
         n_graphs = n_captured = 0
-        for kind, group in segments([(k, safe) for k, (_, safe) in enumerate(steps)]):
+        launches = lambda k: getattr(steps[k][0], "launches", 1)  # noqa: E731 - a fused region's: 2 with a reduction
+        for kind, group in segments([(k, safe) for k, (_, safe) in enumerate(steps)], launches=launches):
             if kind == "graph":
                 self.items.append(GraphSegment([steps[k][0] for k in group], self.stream, self._failed))
                 n_graphs += 1

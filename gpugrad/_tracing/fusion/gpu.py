@@ -183,6 +183,7 @@ def build(region, inputs, outputs, reductions=()):
         def run():
             for launch in launches:
                 launch()
+        run.launches = len(launches)  # two: a CUDA graph of this one step saves a launch (graphs.segments)
         return run
 
     fn = bind(list(inputs), list(outputs), list(reductions))
