@@ -527,7 +527,8 @@ def test_stand_in_w3_is_one_region_of_two_kernels_reading_x_in_place(stand_in_ca
     """W3 (the gradient of ``sum(square(log(x)))``) on the stand-in GPU through ``jit_compile=True``: one region, the
     loss's gradient after its reduction; each call one ElementwiseKernel writing the gradient into the array the
     call returns and one ReductionKernel for the loss, both reading the caller's ``x`` where it is: nothing copied
-    in or out but the loss's 4 bytes. The gradient within the fused ops' bound (a few ulps) of the eager path, the loss within a sum's."""
+    in or out but the loss's 4 bytes. The gradient within the fused ops' bound (a few ulps) of the eager path, the
+    loss within a sum's."""
     import json
 
     from gpugrad._tracing.fusion import bound
