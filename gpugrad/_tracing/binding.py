@@ -43,6 +43,7 @@ Example:
     >>> st["inputs_in_place"], st["results_in_place"], np.shares_memory(first.numpy(), second.numpy())
     (1, 1, False)
 """
+import contextlib
 import functools
 
 import numpy as np
@@ -55,6 +56,7 @@ from .capture import CallStep, KernelStep, _arrays_in, _root_array, same_layout
 
 __all__ = ["IN_PLACE_BYTES", "GPU_IN_PLACE_BYTES", "Binding", "plan_binding"]
 
+_NOTHING = contextlib.nullcontext()
 IN_PLACE_BYTES = 1 << 15  # bytes per step bound anew: a copy of 32 KiB costs what re-making a prebound call does
 # On a GPU (an H200: 4.8 TB/s, 5 to 10 us a launch) a copy of 1 MiB is a launch of its own and 0.4 us of the
 # device's memory; a step bound anew costs its rebinding (1 to 8 us of the host) and its launch outside a graph,
@@ -69,12 +71,13 @@ class Binding:
     the arrays (and bases) the plan and its variables own, which a call's array must not be; ``xp``: the
     plan's array module; ``device``: its GPU's index (None on the CPU)."""
 
-    __slots__ = ("copied", "in_place", "fresh", "rebinders", "roots", "_keep", "xp", "device")
+    __slots__ = ("copied", "in_place", "fresh", "rebinders", "roots", "_keep", "xp", "device", "_current")
 
-    def __init__(self, copied, in_place, fresh, rebinders, roots, keep, xp=np, device=None):
+    def __init__(self, copied, in_place, fresh, rebinders, roots, keep, xp=np, device=None, current=None):
         self.copied, self.in_place, self.fresh, self.rebinders = copied, in_place, fresh, rebinders
         self.roots, self._keep = roots, keep  # (keep: the arrays of roots, alive so that their ids name them)
         self.xp, self.device = xp, device
+        self._current = current  # on a GPU: the index of the current device
 
     def run(self, plan, arrays):
         """Replay CPU ``plan`` with the call's ``arrays``; returns the result."""
@@ -109,9 +112,17 @@ class Binding:
             else:
                 buffer[...] = a
         fresh = {}
-        for j, template in self.fresh:
-            out = fresh[j] = same_layout(template, self.xp)
-            sub[id(template)] = out
+        if self.fresh:
+            if self.device is None:
+                for j, template in self.fresh:
+                    out = fresh[j] = same_layout(template, np)
+                    sub[id(template)] = out
+            else:
+                xp = self.xp
+                with xp.cuda.Device(self.device) if self._current() != self.device else _NOTHING:  # the plan's GPU
+                    for j, template in self.fresh:
+                        out = fresh[j] = same_layout(template, xp)
+                        sub[id(template)] = out
         return sub, fresh
 
     def _fits(self, a, buffer):
@@ -183,7 +194,8 @@ def plan_binding(capture, steps, compiled, outputs, moved, device=CPU):
     kept = [a for key, a in capture.buffers.items() if key not in moved]  # (a moved one is the plan's no more)
     roots = [_root_array(a) for a in kept + list(moved.values()) + [v._data for v in capture.variables.values()]]
     binding = Binding(copied, in_place, fresh, [(i, rebinders[i]) for i in touched], {id(a) for a in roots}, roots,
-                      xp, None if device is CPU else device.index)
+                      xp, None if device is CPU else device.index,
+                      None if device is CPU else device.backend._get_device)
     return binding, (len(in_place), len(fresh))
 
 

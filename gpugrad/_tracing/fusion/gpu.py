@@ -155,10 +155,11 @@ def build(region, inputs, outputs, reductions=()):
     with nothing compiled (a plan's binding, :mod:`gpugrad._tracing.binding`)."""
     backend = region.device.backend
     name = kernel = None
+    index = backend._device_index((list(outputs) + list(reductions))[0])  # the plan's GPU: a rebind's arrays are on it
     if outputs:
         name, text = source(region)
         kernel_source.register(name, text)
-        backend.kernel(name, np.dtype(region.dtype), backend._device_index(outputs[0]))
+        backend.kernel(name, np.dtype(region.dtype), index)
     if region.reductions:
         spec = reduction_kernel(region)
         key = tuple(sorted((k, str(v)) for k, v in spec.items()))
@@ -176,7 +177,7 @@ def build(region, inputs, outputs, reductions=()):
             keepdims = out.ndim == len(region.shape) and out.ndim > 0
             reduce = functools.partial(kernel, *inputs, region.size // max(out.size, 1), out=out, axis=axes,
                                        keepdims=keepdims)
-            launches.append(functools.partial(_on_device, backend, backend._device_index(out), reduce))
+            launches.append(functools.partial(_on_device, backend, index, reduce))
         if len(launches) == 1:
             return launches[0]
 
