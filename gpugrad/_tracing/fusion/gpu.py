@@ -120,6 +120,8 @@ def reduction_kernel(region):
     program up to the reduced value (the preamble's ``<name>_value``), ``reduce_expr``, ``post_map_expr``,
     ``identity``, ``name`` (``gpugrad_<name>``), ``reduce_type`` (float for float16, as cupy.sum; else T),
     ``preamble`` (the kernel file of that program, as :func:`source` writes it, and the ``_value`` function).
+    CuPy's own reduction kernel launches one block per ``block_stride`` results (``_reduction.pyx``
+    ``_get_block_specs``): a reduction to one value runs on one block of 512 threads, one SM's bandwidth.
 
     Example:
         >>> import numpy as np, gpugrad as gg
