@@ -501,7 +501,7 @@ def copy_in(self, key, value):
     return setitem(self, key, value)
 cupy.ndarray.__setitem__ = copy_in
 rng = np.random.default_rng(5)
-x = gg.tensor(rng.uniform(0.5, 2.0, 1 << 14).astype(np.float32), device="cuda")
+x = gg.tensor(rng.uniform(0.5, 2.0, N).astype(np.float32), device="cuda")
 def w3(x):
     with gg.GradientTape() as tape:
         tape.watch(x)
@@ -523,23 +523,71 @@ print(json.dumps({"regions": [r["op_types"] for r in st["fusion"]["regions"]], "
 """
 
 
-def test_stand_in_w3_is_one_region_of_two_kernels_reading_x_in_place(stand_in_cache):
+@pytest.mark.parametrize("n, reductions", [(1 << 14, 1), (1 << 20, 2)])
+def test_stand_in_w3_is_one_region_of_two_kernels_reading_x_in_place(n, reductions, stand_in_cache):
     """W3 (the gradient of ``sum(square(log(x)))``) on the stand-in GPU through ``jit_compile=True``: one region, the
     loss's gradient after its reduction; each call one ElementwiseKernel writing the gradient into the array the
     call returns and one ReductionKernel for the loss, both reading the caller's ``x`` where it is: nothing copied
     in or out but the loss's 4 bytes. The gradient within the fused ops' bound (a few ulps) of the eager path, the
-    loss within a sum's."""
+    loss within a sum's. From ``gpu.SPLIT`` elements the loss is reduced to partials over many blocks, then to one
+    value: two ReductionKernel launches."""
     import json
 
     from gpugrad._tracing.fusion import bound
     from .conftest import run_in_stand_in
-    report = json.loads(run_in_stand_in(_STAND_IN_W3, stand_in_cache).splitlines()[-1])
+    report = json.loads(run_in_stand_in(f"N = {n}\n" + _STAND_IN_W3, stand_in_cache).splitlines()[-1])
     assert report["regions"] == [["Log", "Square", "Sum", "SquareGrad", "LogGrad"]], report
-    assert report["launches"] == {"ElementwiseKernel": 1, "ReductionKernel": 1, "copied bytes": [4]}, report
+    assert report["launches"] == {"ElementwiseKernel": 1, "ReductionKernel": reductions, "copied bytes": [4]}, report
     assert report["in_place"] == [1, 1], report
     assert report["ulps"] <= bound.ulps("Log") + bound.ulps("SquareGrad") + bound.ulps("LogGrad"), report
     got, want = report["loss"]
-    assert abs(got - want) <= 16 * np.finfo(np.float32).eps * want, report
+    assert abs(got - want) <= (np.log2(n) + 2) * np.finfo(np.float32).eps * want, report
+
+
+_STAND_IN_SPLIT = """
+import json, numpy as np, cupy, gpugrad as gg
+from gpugrad._tracing.fusion import gpu
+launches = []
+call = cupy.ReductionKernel.__call__
+def counted(self, *args, **kwargs):
+    launches.append(kwargs.get("out").shape)
+    return call(self, *args, **kwargs)
+cupy.ReductionKernel.__call__ = counted
+rng = np.random.default_rng(4)
+report = []
+for dtype in (np.float32, np.float64):
+    for kind in ("sum", "mean", "max"):
+        for shape, keepdims in (((gpu.SPLIT,), False), ((1024, gpu.SPLIT // 1024), True)):
+            x = gg.tensor(rng.uniform(-1.0, 1.0, shape).astype(dtype), device="cuda")
+            fn = lambda x: getattr(gg, kind)(gg.square(x) * 0.5 - x, keepdims=keepdims)
+            f = gg.function(fn, jit_compile=True)
+            f(x)
+            launches.clear()
+            got, want = f(x), fn(x)
+            terms = np.abs((gg.square(x) * 0.5 - x).numpy().astype(np.float64))
+            tol = 0.0 if kind == "max" else (np.log2(terms.size) + 2) * np.finfo(dtype).eps * terms.sum() / (
+                terms.size if kind == "mean" else 1)
+            report.append([np.dtype(dtype).name, kind, str(shape), got.shape == want.shape,
+                           [list(s) for s in launches],
+                           bool(abs(float(got.numpy().reshape(-1)[0]) - float(want.numpy().reshape(-1)[0])) <= tol)])
+print(json.dumps(report))
+"""
+
+
+def test_stand_in_reduction_to_one_value_runs_over_partials(stand_in_cache):
+    """A fused reduction of ``gpu.SPLIT`` elements or more to one value (sum, mean, max; float32, float64) runs as
+    two ReductionKernel launches: the region reduced over its leading axis to ``gpu.PARTIALS`` partials (CuPy's
+    kernel gives one block a 32 of them: over all axes it would run on one block), then the partials to the result;
+    within a fused sum's bound of eager, max exactly."""
+    import json
+
+    from gpugrad._tracing.fusion import gpu
+    from .conftest import run_in_stand_in
+    report = json.loads(run_in_stand_in(_STAND_IN_SPLIT, stand_in_cache).splitlines()[-1])
+    assert len(report) == 12
+    for dtype, kind, shape, same_shape, launches, within in report:
+        assert same_shape and within, (dtype, kind, shape)
+        assert launches == [[gpu.PARTIALS], []], (dtype, kind, shape, launches)
 
 
 def test_stand_in_reduction_kernel_follows_cupy(stand_in_cache):

@@ -162,19 +162,31 @@ def build(region, inputs, outputs, reductions=()):
         name, text = source(region)
         kernel_source.register(name, text)
         backend.kernel(name, np.dtype(region.dtype), index)
-    if region.reductions:
-        spec = reduction_kernel(region)
-        key = tuple(sorted((k, str(v)) for k, v in spec.items()))
-        kernel = _reduction_kernels.get(key)
-        if kernel is None:
-            kernel = _reduction_kernels[key] = backend.xp.ReductionKernel(**spec)
+    split = _split(region) if region.reductions else None
+    if split is not None:  # to one value: the region's map reduced to partials over many blocks, then those
+        (result, kind, value, count), = region.reductions
+        first = dataclasses.replace(region, reductions=[(result, "sum" if kind == "mean" else kind, value, count)])
+        kernel, then = _reduction(backend, first), _reduction(backend, _partials_region(region, split))
+        with backend.xp.cuda.Device(index):
+            partials = backend.xp.empty(split, region.dtype)  # the plan's, as its buffers: made before any capture
+    elif region.reductions:
+        kernel = _reduction(backend, region)
         axes = region.axes[id(region.reductions[0][0])]
 
     def bind(inputs, outputs, reductions):
         launches = []
         if name is not None:
             launches.append(functools.partial(backend.fused, name, *inputs, *outputs))
-        if kernel is not None:
+        if split is not None:
+            (out,) = reductions
+            rows = region.size // split
+            tiles = [a.reshape(rows, split) if how[0] == "full" else _compact(a).reshape(1, 1)
+                     for a, how in zip(inputs, region.indexing)]
+            launches.append(functools.partial(_on_device, backend, index, functools.partial(
+                kernel, *tiles, rows, out=partials, axis=(0,))))
+            launches.append(functools.partial(_on_device, backend, index, functools.partial(
+                then, partials, region.size, out=out.reshape(()), axis=(0,))))
+        elif kernel is not None:
             (out,) = reductions
             keepdims = out.ndim == len(region.shape) and out.ndim > 0
             reduce = functools.partial(kernel, *inputs, region.size // max(out.size, 1), out=out, axis=axes,
@@ -192,6 +204,56 @@ def build(region, inputs, outputs, reductions=()):
     fn = bind(list(inputs), list(outputs), list(reductions))
     fn.rebind = bind
     return fn
+
+
+SPLIT = 1 << 20  # elements from which a reduction to one value runs as partials over many blocks, then one
+PARTIALS = 1 << 15  # partial results: CuPy runs 32 a block, so 1024 blocks, each column read coalesced
+
+
+def _split(region):
+    """How many partials ``region``'s reduction is split into (None: one ReductionKernel): a reduction of
+    :data:`SPLIT` elements or more to one value, over operands read whole or as one element, in float32 or
+    float64 (a partial is stored in the region's dtype). CuPy's kernel reduces to one value on one thread block
+    (one SM's bandwidth); reduced over its leading axis as ``(size / PARTIALS, PARTIALS)``, it runs one block per
+    32 partials, and a second launch reduces the partials."""
+    (result, _, _, _), = region.reductions
+    if (result.size != 1 or region.size < SPLIT or region.size % PARTIALS or np.dtype(region.dtype).itemsize < 4
+            or region.axes[id(result)] != tuple(range(len(region.shape)))
+            or any(how[0] not in ("full", "one") for how in region.indexing)):
+        return None
+    return PARTIALS
+
+
+def _partials_region(region, n):
+    """The region that reduces the ``n`` partials of ``region``'s reduction (:func:`_split`) to its result: the
+    partials read as they are, then the reduction (a mean's count: ``region.size``, given at the launch)."""
+    from .regions import Region
+
+    (result, kind, _, _), = region.reductions
+    partials, value = np.empty(n, region.dtype), np.empty(n, region.dtype)  # (their ids name them)
+    part = Region(0, (n,), np.dtype(region.dtype), region.device, inputs=[partials], indexing=[("full",)])
+    part.program = [("Partial", (("x",), (), "x"), [("in", 0)], [], [id(value)], None),
+                    (kind.capitalize(), None, [("v", id(value))], (), [id(result)], kind)]
+    part.values = {id(value): value, id(result): result}
+    part.reductions, part.axes, part.reduced = [(result, kind, id(value), region.size)], {id(result): (0,)}, {
+        id(result)}
+    part.op_types = ["Partial", kind.capitalize()]
+    return part
+
+
+def _reduction(backend, region):
+    """The ``cupy.ReductionKernel`` of ``region`` (:func:`reduction_kernel`), made once per spec."""
+    spec = reduction_kernel(region)
+    key = tuple(sorted((k, str(v)) for k, v in spec.items()))
+    kernel = _reduction_kernels.get(key)
+    if kernel is None:
+        kernel = _reduction_kernels[key] = backend.xp.ReductionKernel(**spec)
+    return kernel
+
+
+def _compact(a):
+    from .regions import compact
+    return compact(a)
 
 
 def _on_device(backend, index, launch):
