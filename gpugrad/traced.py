@@ -459,7 +459,7 @@ def _guarded(guards):
 
 
 def _in_place(st):
-    """The diagnostics' words on a CPU plan's binding (``gpugrad._tracing.binding``): inputs read where the caller
+    """The diagnostics' words on a plan's binding (``gpugrad._tracing.binding``): inputs read where the caller
     holds them, results written into the array the call returns."""
     n_in, n_out = st.get("inputs_in_place", 0), st.get("results_in_place", 0)
     if not (n_in or n_out):

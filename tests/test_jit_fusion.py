@@ -465,9 +465,10 @@ print(json.dumps(report))
 
 
 def test_stand_in_gpu_fuses_reductions_over_any_axes_within_bound(stand_in_cache):
-    """On the stand-in GPU a region ending in a reduction (sum, mean, max; any axes; keepdims or not; float16,
-    float32, float64) is one generated ElementwiseKernel program reduced by one ReductionKernel, held in the
-    plan's CUDA graph, within the bound of the eager CuPy path."""
+    """On the stand-in GPU a region holding a reduction (sum, mean, max; any axes; keepdims or not; float16,
+    float32, float64) is one generated ElementwiseKernel program reduced by one ReductionKernel, the elementwise
+    step after the reduction (``y * 3.0``) in the same region, its one step held in the plan's CUDA graph (two
+    launches), within the bound of the eager CuPy path."""
     import json
 
     from .conftest import run_in_stand_in
@@ -475,9 +476,118 @@ def test_stand_in_gpu_fuses_reductions_over_any_axes_within_bound(stand_in_cache
     assert len(report) == 3 * 3 * 5 * 2
     for dtype, kind, shape, axes, keepdims, found, same_shape, same_y, within, graph in report:
         case = (dtype, kind, shape, axes, keepdims)
-        assert found == [["Mul", "Square", "Sub", "Add", kind.capitalize()]], (case, found)
+        assert found == [["Mul", "Square", "Sub", "Add", kind.capitalize(), "Mul"]], (case, found)
         assert same_shape and same_y and within, case
-        assert "2 of 2 steps graphed" in graph, (case, graph)
+        assert "1 of 1 steps graphed" in graph, (case, graph)
+
+
+_STAND_IN_W3 = """
+import json, numpy as np, cupy, gpugrad as gg
+from benchmarks.workload_w3 import gpugrad_w3, numpy_w3
+from gpugrad._tracing import binding
+binding.GPU_IN_PLACE_BYTES = 1 << 10  # its 16 Ki floats bind as 64 Mi do on a device
+launches = {}
+def counted(cls, what):
+    call = cls.__call__
+    def wrapped(self, *args, **kwargs):
+        launches[what] = launches.get(what, 0) + 1
+        return call(self, *args, **kwargs)
+    cls.__call__ = wrapped
+counted(cupy.ElementwiseKernel, "ElementwiseKernel")
+counted(cupy.ReductionKernel, "ReductionKernel")
+setitem = cupy.ndarray.__setitem__
+def copy_in(self, key, value):
+    launches.setdefault("copied bytes", []).append(self.nbytes)
+    return setitem(self, key, value)
+cupy.ndarray.__setitem__ = copy_in
+rng = np.random.default_rng(5)
+x = gg.tensor(rng.uniform(0.5, 2.0, N).astype(np.float32), device="cuda")
+def w3(x):
+    with gg.GradientTape() as tape:
+        tape.watch(x)
+        loss = gg.sum(gg.square(gg.log(x)))
+    return tape.gradient(loss, x), loss
+f = gg.function(w3, jit_compile=True)
+f(x)
+launches.clear()
+grad, loss = f(x)
+per_call = dict(launches)
+(trace,) = f._traces.values()
+st = trace.plan.stats
+eager_grad, eager_loss = w3(x)
+with np.errstate(all="ignore"):
+    ulps = float(np.max(np.abs(grad.numpy() - eager_grad.numpy()) / np.spacing(np.abs(eager_grad.numpy()))))
+print(json.dumps({"regions": [r["op_types"] for r in st["fusion"]["regions"]], "launches": per_call,
+                  "in_place": [st["inputs_in_place"], st["results_in_place"]], "ulps": ulps,
+                  "loss": [float(loss.numpy()), float(eager_loss.numpy())]}))
+"""
+
+
+@pytest.mark.parametrize("n, reductions", [(1 << 14, 1), (1 << 20, 2)])
+def test_stand_in_w3_is_one_region_of_two_kernels_reading_x_in_place(n, reductions, stand_in_cache):
+    """W3 (the gradient of ``sum(square(log(x)))``) on the stand-in GPU through ``jit_compile=True``: one region, the
+    loss's gradient after its reduction; each call one ElementwiseKernel writing the gradient into the array the
+    call returns and one ReductionKernel for the loss, both reading the caller's ``x`` where it is: nothing copied
+    in or out but the loss's 4 bytes. The gradient within the fused ops' bound (a few ulps) of the eager path, the
+    loss within a sum's. From ``gpu.SPLIT`` elements the loss is reduced to partials over many blocks, then to one
+    value: two ReductionKernel launches."""
+    import json
+
+    from gpugrad._tracing.fusion import bound
+    from .conftest import run_in_stand_in
+    report = json.loads(run_in_stand_in(f"N = {n}\n" + _STAND_IN_W3, stand_in_cache).splitlines()[-1])
+    assert report["regions"] == [["Log", "Square", "Sum", "SquareGrad", "LogGrad"]], report
+    assert report["launches"] == {"ElementwiseKernel": 1, "ReductionKernel": reductions, "copied bytes": [4]}, report
+    assert report["in_place"] == [1, 1], report
+    assert report["ulps"] <= bound.ulps("Log") + bound.ulps("SquareGrad") + bound.ulps("LogGrad"), report
+    got, want = report["loss"]
+    assert abs(got - want) <= (np.log2(n) + 2) * np.finfo(np.float32).eps * want, report
+
+
+_STAND_IN_SPLIT = """
+import json, numpy as np, cupy, gpugrad as gg
+from gpugrad._tracing.fusion import gpu
+launches = []
+call = cupy.ReductionKernel.__call__
+def counted(self, *args, **kwargs):
+    launches.append(kwargs.get("out").shape)
+    return call(self, *args, **kwargs)
+cupy.ReductionKernel.__call__ = counted
+rng = np.random.default_rng(4)
+report = []
+for dtype in (np.float32, np.float64):
+    for kind in ("sum", "mean", "max"):
+        for shape, keepdims in (((gpu.SPLIT,), False), ((1024, gpu.SPLIT // 1024), True)):
+            x = gg.tensor(rng.uniform(-1.0, 1.0, shape).astype(dtype), device="cuda")
+            fn = lambda x: getattr(gg, kind)(gg.square(x) * 0.5 - x, keepdims=keepdims)
+            f = gg.function(fn, jit_compile=True)
+            f(x)
+            launches.clear()
+            got, want = f(x), fn(x)
+            terms = np.abs((gg.square(x) * 0.5 - x).numpy().astype(np.float64))
+            tol = 0.0 if kind == "max" else (np.log2(terms.size) + 2) * np.finfo(dtype).eps * terms.sum() / (
+                terms.size if kind == "mean" else 1)
+            report.append([np.dtype(dtype).name, kind, str(shape), got.shape == want.shape,
+                           [list(s) for s in launches],
+                           bool(abs(float(got.numpy().reshape(-1)[0]) - float(want.numpy().reshape(-1)[0])) <= tol)])
+print(json.dumps(report))
+"""
+
+
+def test_stand_in_reduction_to_one_value_runs_over_partials(stand_in_cache):
+    """A fused reduction of ``gpu.SPLIT`` elements or more to one value (sum, mean, max; float32, float64) runs as
+    two ReductionKernel launches: the region reduced over its leading axis to ``gpu.PARTIALS`` partials (CuPy's
+    kernel gives one block a 32 of them: over all axes it would run on one block), then the partials to the result;
+    within a fused sum's bound of eager, max exactly."""
+    import json
+
+    from gpugrad._tracing.fusion import gpu
+    from .conftest import run_in_stand_in
+    report = json.loads(run_in_stand_in(_STAND_IN_SPLIT, stand_in_cache).splitlines()[-1])
+    assert len(report) == 12
+    for dtype, kind, shape, same_shape, launches, within in report:
+        assert same_shape and within, (dtype, kind, shape)
+        assert launches == [[gpu.PARTIALS], []], (dtype, kind, shape, launches)
 
 
 def test_stand_in_reduction_kernel_follows_cupy(stand_in_cache):

@@ -1,18 +1,20 @@
-"""A CPU plan's call bound to the caller's arrays: large inputs read in place, large results written in place.
+"""A plan's call bound to the caller's arrays: large inputs read in place, large results written in place.
 
 Without a binding a plan copies each call's arrays into its input buffers (:meth:`.plan.Plan.bind`) and
-each result out of its buffer (:meth:`.plan.Plan.result`). On the CPU :func:`plan_binding` saves those two
-copies where the kernel steps then run the same array calls on arrays of the same layouts, so to the same
-bits, and where it pays: for an array of at least :data:`IN_PLACE_BYTES` per step that must be bound anew
-for it (a step rebound by its declaration counts 4, a fused loop 2):
+each result out of its buffer (:meth:`.plan.Plan.result`). :func:`plan_binding` saves those two copies where
+the kernel steps then run the same array calls on arrays of the same layouts, so to the same bits, and where it
+pays: for an array of at least :data:`IN_PLACE_BYTES` (on the CPU) or :data:`GPU_IN_PLACE_BYTES` (on a GPU) per
+step that must be bound anew for it (a step rebound by its declaration counts 4, a fused loop or region 2):
 
 - **an input read in place**: the kernel steps that read an input buffer read the call's own array
-  instead, when it has the buffer's layout (a plain ``np.ndarray``, C-contiguous, of its shape, dtype and
-  strides, aligned and writeable: what a compiled loop is typed by) and is none of the plan's own arrays or
+  instead, when it has the buffer's layout (on the CPU a plain ``np.ndarray``, C-contiguous, of its shape, dtype
+  and strides, aligned and writeable: what a compiled loop is typed by; on a GPU a ``cupy.ndarray`` of its
+  strides on the plan's device, its address a multiple of its item size) and is none of the plan's own arrays or
   its variables' (a tensor the function kept from its trace, passed back in; steps write those during the
   call). The buffer must be read by kernel steps only: not by a call step (it reads through the trace's
   tensors), not through a view made at trace time, not returned, not saved in an op's attributes.
-  Otherwise the call's array is copied in, as without a binding; nothing ever writes a caller's input.
+  Otherwise the call's array is copied in, as without a binding (a NumPy array given to a GPU plan, an array
+  on another GPU, a strided view); nothing ever writes a caller's input.
 - **a result written in place**: a returned array that one kernel step writes (not a view, not one a view
   looks into, not filled or read by a call step, not an input, returned once) is written on each call into
   a fresh array of its eager layout (:func:`.capture.same_layout`) that the call returns: the caller's own,
@@ -26,9 +28,10 @@ and then the plan copies as without a binding.
 The kernel steps that read or write a bound array are bound anew on each call: a prebound
 ``functools.partial`` re-made with the call's arrays in its templates' places, where building the kernel
 on probe arrays at compile time shows that is what its declaration makes (about 1 us); else the declaration
-builds it again (:meth:`.capture.KernelStep.rebinder`, 5 to 8 us); a fused loop by its ``rebind`` (no
-compilation, no scratch). The other steps stay as they were built, so a small plan's steps cost what they
-did. A GPU plan has no binding: its CUDA graph holds the buffers' addresses, so it copies.
+builds it again (:meth:`.capture.KernelStep.rebinder`, 5 to 8 us); a fused loop or a fused GPU region by its
+``rebind`` (no compilation, no scratch). The other steps stay as they were built, so a small plan's steps cost
+what they did. On a GPU a CUDA graph holds its buffers' addresses, so the steps bound anew run between the
+graph segments (:class:`.graphs.GpuReplay`) and the others stay graphed.
 
 Example:
     >>> import numpy as np, gpugrad as gg
@@ -40,34 +43,44 @@ Example:
     >>> st["inputs_in_place"], st["results_in_place"], np.shares_memory(first.numpy(), second.numpy())
     (1, 1, False)
 """
+import contextlib
 import functools
 
 import numpy as np
 
 from .. import _nest as nest
+from ..backend import CPU
 from ..tensor import Tensor
 from . import declare, kernels
 from .capture import CallStep, KernelStep, _arrays_in, _root_array, same_layout
 
-__all__ = ["IN_PLACE_BYTES", "Binding", "plan_binding"]
+__all__ = ["IN_PLACE_BYTES", "GPU_IN_PLACE_BYTES", "Binding", "plan_binding"]
 
+_NOTHING = contextlib.nullcontext()
 IN_PLACE_BYTES = 1 << 15  # bytes per step bound anew: a copy of 32 KiB costs what re-making a prebound call does
+# On a GPU (an H200: 4.8 TB/s, 5 to 10 us a launch) a copy of 1 MiB is a launch of its own and 0.4 us of the
+# device's memory; a step bound anew costs its rebinding (1 to 8 us of the host) and its launch outside a graph,
+# which the device's time on a large array hides: from 1 MiB a step the copy costs more than the binding
+GPU_IN_PLACE_BYTES = 1 << 20
 
 
 class Binding:
-    """How a CPU plan binds a call: ``copied`` (buffer, k): call array ``k`` copied in; ``in_place``
+    """How a plan binds a call: ``copied`` (buffer, k): call array ``k`` copied in; ``in_place``
     (buffer, k): read in place where it fits; ``fresh`` (output index, template): a result written into a
     fresh array like ``template``; ``rebinders`` (step index, rebind): the steps bound anew; ``roots``: ids of
-    the arrays (and bases) the plan and its variables own, which a call's array must not be."""
+    the arrays (and bases) the plan and its variables own, which a call's array must not be; ``xp``: the
+    plan's array module; ``device``: its GPU's index (None on the CPU)."""
 
-    __slots__ = ("copied", "in_place", "fresh", "rebinders", "roots", "_keep")
+    __slots__ = ("copied", "in_place", "fresh", "rebinders", "roots", "_keep", "xp", "device", "_current")
 
-    def __init__(self, copied, in_place, fresh, rebinders, roots, keep):
+    def __init__(self, copied, in_place, fresh, rebinders, roots, keep, xp=np, device=None, current=None):
         self.copied, self.in_place, self.fresh, self.rebinders = copied, in_place, fresh, rebinders
         self.roots, self._keep = roots, keep  # (keep: the arrays of roots, alive so that their ids name them)
+        self.xp, self.device = xp, device
+        self._current = current  # on a GPU: the index of the current device
 
     def run(self, plan, arrays):
-        """Replay ``plan`` with the call's ``arrays``; returns the result."""
+        """Replay CPU ``plan`` with the call's ``arrays``; returns the result."""
         steps, fresh = self.bind(plan, arrays)
         for step in steps:
             step()
@@ -76,21 +89,7 @@ class Binding:
     def bind(self, plan, arrays):
         """``(steps, fresh)``: ``plan``'s steps bound to the call's ``arrays`` (those copied in, copied now), and
         output index -> the fresh array this call writes that result into."""
-        sub = {}  # id(buffer or template) -> this call's array
-        for buffer, k in self.copied:
-            buffer[...] = arrays[k]
-        roots = self.roots
-        for buffer, k in self.in_place:
-            a = arrays[k]
-            if (a.__class__ is np.ndarray and a.strides == buffer.strides and a.flags.aligned and a.flags.writeable
-                    and id(_root_array(a)) not in roots):
-                sub[id(buffer)] = a
-            else:
-                buffer[...] = a
-        fresh = {}
-        for j, template in self.fresh:
-            out = fresh[j] = same_layout(template, np)
-            sub[id(template)] = out
+        sub, fresh = self.arrays(arrays)
         steps = plan.steps
         if sub:
             steps = list(steps)
@@ -98,13 +97,51 @@ class Binding:
                 steps[i] = rebind(sub)
         return steps, fresh
 
+    def arrays(self, arrays):
+        """``(sub, fresh)``: id(buffer or template) -> the call's array a step reads or writes in its place (the
+        arrays that do not fit, copied into their buffers now), and output index -> the fresh array this call
+        writes that result into."""
+        sub = {}
+        for buffer, k in self.copied:
+            buffer[...] = arrays[k]
+        fits = self._fits
+        for buffer, k in self.in_place:
+            a = arrays[k]
+            if fits(a, buffer):
+                sub[id(buffer)] = a
+            else:
+                buffer[...] = a
+        fresh = {}
+        if self.fresh:
+            if self.device is None:
+                for j, template in self.fresh:
+                    out = fresh[j] = same_layout(template, np)
+                    sub[id(template)] = out
+            else:
+                xp = self.xp
+                with xp.cuda.Device(self.device) if self._current() != self.device else _NOTHING:  # the plan's GPU
+                    for j, template in self.fresh:
+                        out = fresh[j] = same_layout(template, xp)
+                        sub[id(template)] = out
+        return sub, fresh
 
-def plan_binding(capture, steps, compiled, outputs, moved):
-    """The :class:`Binding` of a CPU plan over ``steps`` (built as ``compiled``, with arrays ``moved`` by
-    liveness) returning ``outputs`` (:meth:`.capture.Capture.output`); None where nothing is bound in place.
+    def _fits(self, a, buffer):
+        """Whether the call's array ``a`` may be read where it is in place of input ``buffer``."""
+        if self.device is None:
+            return (a.__class__ is np.ndarray and a.strides == buffer.strides and a.flags.aligned
+                    and a.flags.writeable and id(_root_array(a)) not in self.roots)
+        return (a.__class__ is buffer.__class__ and a.strides == buffer.strides and a.device.id == self.device
+                and a.data.ptr % a.itemsize == 0 and id(_root_array(a)) not in self.roots)
+
+
+def plan_binding(capture, steps, compiled, outputs, moved, device=CPU):
+    """The :class:`Binding` of a plan on ``device`` over ``steps`` (built as ``compiled``, with arrays ``moved``
+    by liveness) returning ``outputs`` (:meth:`.capture.Capture.output`); None where nothing is bound in place.
     Also ``(inputs read in place, results written in place)``."""
     inputs = capture.inputs
-    if not all(type(b) is np.ndarray for b, _ in inputs) or not all(_closed(s) for s in steps
+    xp = device.xp
+    unit = IN_PLACE_BYTES if device is CPU else GPU_IN_PLACE_BYTES
+    if not all(type(b) is xp.ndarray for b, _ in inputs) or not all(_closed(s) for s in steps
                                                                     if isinstance(s, CallStep)):
         return None, (0, 0)
     blocked, readers, writers = _uses(steps, moved)
@@ -122,15 +159,15 @@ def plan_binding(capture, steps, compiled, outputs, moved):
     candidates = []  # (array, input position k or None, output index j or None): bound where it pays
     for k, (buffer, _) in enumerate(inputs):
         key = id(buffer)
-        if (key not in blocked and type(buffer) is np.ndarray and buffer.nbytes >= IN_PLACE_BYTES
-                and buffer.flags.c_contiguous and buffer.flags.aligned and key not in writers
+        if (key not in blocked and type(buffer) is xp.ndarray and buffer.nbytes >= unit
+                and buffer.flags.c_contiguous and (xp is not np or buffer.flags.aligned) and key not in writers
                 and key not in returned and key in readers):
             candidates.append((buffer, k, None))
     for j, how in enumerate(outputs):
         a = how[1]
         key = id(a)
         if (how[0] == "buffer" and key in once and key not in blocked and key not in input_ids
-                and key in capture.buffers and type(a) is np.ndarray and a.nbytes >= IN_PLACE_BYTES
+                and key in capture.buffers and type(a) is xp.ndarray and a.nbytes >= unit
                 and len(writers.get(key, ())) == 1):
             candidates.append((a, None, j))
     templates = {id(a) for a, _, _ in candidates}
@@ -140,13 +177,13 @@ def plan_binding(capture, steps, compiled, outputs, moved):
             if i not in rebinders:
                 mine = [b for b in steps[i].inputs + steps[i].outputs if id(b) in templates]
                 rebind = steps[i].rebinder(moved)
-                rebinders[i] = rebind if rebind is None else _repartial(compiled[i], rebind, mine)
+                rebinders[i] = rebind if rebind is None else _repartial(compiled[i], rebind, mine, xp)
                 cost[i] = (1 if getattr(rebinders[i], "__name__", "") == "repartial"
                            else 2 if steps[i].op_type == "FusedRegion" else 4)
     in_place, fresh, touched = [], [], set()
     for a, k, j in candidates:
         mine = readers.get(id(a), []) + writers.get(id(a), [])
-        if all(rebinders[i] is not None for i in mine) and a.nbytes >= IN_PLACE_BYTES * sum(cost[i] for i in mine):
+        if all(rebinders[i] is not None for i in mine) and a.nbytes >= unit * sum(cost[i] for i in mine):
             (in_place.append((a, k)) if k is not None else fresh.append((j, a)))
             touched.update(mine)
     bound_inputs = {id(b) for b, _ in in_place}
@@ -156,7 +193,9 @@ def plan_binding(capture, steps, compiled, outputs, moved):
     touched = sorted(touched)
     kept = [a for key, a in capture.buffers.items() if key not in moved]  # (a moved one is the plan's no more)
     roots = [_root_array(a) for a in kept + list(moved.values()) + [v._data for v in capture.variables.values()]]
-    binding = Binding(copied, in_place, fresh, [(i, rebinders[i]) for i in touched], {id(a) for a in roots}, roots)
+    binding = Binding(copied, in_place, fresh, [(i, rebinders[i]) for i in touched], {id(a) for a in roots}, roots,
+                      xp, None if device is CPU else device.index,
+                      None if device is CPU else device.backend._get_device)
     return binding, (len(in_place), len(fresh))
 
 
@@ -200,14 +239,14 @@ def _uses(steps, moved):
     return blocked, readers, writers
 
 
-def _repartial(built, rebind, templates):
+def _repartial(built, rebind, templates, xp=np):
     """``rebind``, or a cheaper one that makes prebound call ``built`` again with its arguments substituted,
     where that is what ``rebind`` does: proven on the spot, by rebinding ``templates`` (the bound arrays the
     step reads or writes) to fresh arrays of their layouts and finding each in the very place of its template,
     every other argument the same object."""
     if type(built) is not functools.partial:
         return rebind
-    probes = {id(a): same_layout(a, np) for a in templates}
+    probes = {id(a): same_layout(a, xp) for a in templates}
     try:
         probe = rebind(probes)
     except Exception:  # noqa: BLE001 - a kernel that cannot be built so is rebound by its declaration

@@ -21,14 +21,15 @@ Example:
 """
 
 
-def segments(steps, min_length=2):
+def segments(steps, min_length=2, launches=None):
     """``steps`` ``(step, graph_safe)`` grouped into ``("graph", [...])`` runs of at least ``min_length``
-    graph-safe steps and ``("steps", [...])`` for the rest, in order."""
+    graph-safe launches (``launches(step)``: how many a step makes; one each without it) and ``("steps", [...])``
+    for the rest, in order."""
     out = []
     run = []
 
     def flush_run():
-        if len(run) >= min_length:
+        if (len(run) if launches is None else sum(launches(step) for step in run)) >= min_length:
             out.append(("graph", list(run)))
         elif run:
             _extend_steps(out, run)
@@ -89,34 +90,54 @@ class GraphSegment:
 class GpuReplay:
     """A GPU plan's steps as graph segments and plain steps, all run on one stream of the device."""
 
-    def __init__(self, steps, device, stats):
-        """``steps``: ``(compiled step, graph_safe)`` in order."""
+    def __init__(self, steps, device, stats, origins=None, n_bound=0):
+        """``steps``: ``(compiled step, graph_safe)`` in order; ``origins``: per step, the index of the plan's step
+        it is (None: a launch of a split one), so that a binding (:mod:`.binding`) can put a step bound to a call's
+        arrays in its place; ``n_bound``: how many steps a binding rebinds (kept out of the graphs)."""
         xp = device.xp
         self.stream = xp.cuda.Stream()  # blocking: work on the default stream after a replay waits for it
         self.stats = stats
         self.items = []
+        self.position = {}  # a plan's step index -> its place in items, for each step run between the graphs
+        origins = list(range(len(steps))) if origins is None else origins
         n_graphs = n_captured = 0
-        for kind, group in segments(steps):
+        launches = lambda k: getattr(steps[k][0], "launches", 1)  # noqa: E731 - a fused region's: 2 with a reduction
+        for kind, group in segments([(k, safe) for k, (_, safe) in enumerate(steps)], launches=launches):
             if kind == "graph":
-                self.items.append(GraphSegment(group, self.stream, self._failed))
+                self.items.append(GraphSegment([steps[k][0] for k in group], self.stream, self._failed))
                 n_graphs += 1
                 n_captured += len(group)
             else:
-                self.items.extend(group)
+                for k in group:
+                    if origins[k] is not None:
+                        self.position[origins[k]] = len(self.items)
+                    self.items.append(steps[k][0])
         # a graph-safe step is one launch; each other step is one launch or more, run between the graphs
         plural = "s" if n_graphs != 1 else ""
+        bound = f"; {n_bound} bound to each call's arrays, between the graphs" if n_bound else ""
         stats["graph"] = (f"CUDA graphs: {n_graphs} segment{plural}, {n_captured} of {len(steps)} steps graphed "
-                          f"(one launch each, the rest run between the graphs)"
-                          if n_graphs else f"no CUDA graph: no run of graph-safe kernel steps among {len(steps)} steps")
+                          f"(one launch each, the rest run between the graphs{bound})"
+                          if n_graphs else f"no CUDA graph: no run of graph-safe kernel steps among {len(steps)} "
+                                           f"steps{bound}")
         stats["graphed_steps"], stats["graph_segments"] = n_captured, n_graphs
 
     def _failed(self, reason):
         self.stats["graph"] = f"a CUDA graph capture failed, its steps run one by one: {reason}"
 
     def run(self, plan, arrays):
-        """Replay ``plan`` with ``arrays`` on this stream (a blocking one: the default stream waits for it)."""
+        """Replay ``plan`` with ``arrays`` on this stream (a blocking one: the default stream waits for it, and it
+        for work queued there before: a caller's input read in place is read after it was written)."""
         with self.stream:
-            plan.bind(arrays)
-            for item in self.items:
+            binding, items, fresh = plan.binding, self.items, None
+            if binding is None:
+                plan.bind(arrays)
+            else:
+                sub, fresh = binding.arrays(arrays)
+                if sub:
+                    items = list(items)
+                    position = self.position
+                    for i, rebind in binding.rebinders:
+                        items[position[i]] = rebind(sub)
+            for item in items:
                 item()
-            return plan.result()
+            return plan.result(fresh)

@@ -11,11 +11,11 @@
 - the plan holds its buffers (:func:`gpugrad._ownership.hold`) while it lives, so that no other
   mechanism writes into them;
 - a call's arrays are copied into the input buffers and the result's tensors copied out on every call, so
-  what a call reads is fixed for the call and what it returns is the caller's; except on the CPU, where
-  :mod:`.binding` lets the kernel steps read a large input where the caller holds it and write a large result
-  into a fresh array that is then returned, where that is proven to give the same bits (stats
-  ``inputs_in_place``, ``results_in_place``). A GPU plan always copies: its CUDA graph holds the buffers'
-  addresses.
+  what a call reads is fixed for the call and what it returns is the caller's; except where :mod:`.binding`
+  lets the kernel steps read a large input where the caller holds it and write a large result into a fresh
+  array that is then returned, where that is proven to give the same bits (stats ``inputs_in_place``,
+  ``results_in_place``). On a GPU the steps so bound run between the CUDA graph segments (a graph holds its
+  buffers' addresses); the others stay graphed.
 
 Example:
     >>> import gpugrad as gg
@@ -63,7 +63,7 @@ class Plan:
         self.gpu = gpu  # a graphs.GpuReplay for a plan on a GPU
         self.checks = list(checks)  # more of what must hold: an optimizer's slots for its launches
         self.labels = labels
-        self.binding = None  # on the CPU: a binding.Binding, where inputs are read or results written in place
+        self.binding = None  # a binding.Binding, where inputs are read or results written in place
 
     def bound_to_variables(self):
         """Whether every variable a kernel step reads still lives in the array it was traced with (and every
@@ -233,15 +233,20 @@ def compile_plan(capture, result, jit_compile=False):
     if fused is not None:
         fused["compile_seconds"] = fusion.compile_seconds(steps)
         stats["fusion"] = fused
-    gpu = None
+    gpu = binding = None
     devices = {s.device for s in steps if isinstance(s, KernelStep)} | {d for _, d in capture.inputs}
+    if len(devices) == 1:  # large inputs read and results written in place (.binding)
+        binding, counts = plan_binding(capture, steps, compiled, outputs, moved, next(iter(devices)))
+        stats["inputs_in_place"], stats["results_in_place"] = counts
     if len(devices) == 1 and next(iter(devices)) is not CPU:
         device = next(iter(devices))
-        safe = [isinstance(s, KernelStep) and kernels.graph_safe(s.op_type, [moved.get(id(a), a) for a in s.inputs],
-                                                                   s.attrs, [moved.get(id(a), a) for a in s.outputs])
-                for s in steps]
-        items = _split_optimizer_steps(steps, compiled, safe, checks)
-        gpu = graphs.GpuReplay(items, device, stats)
+        bound = {i for i, _ in binding.rebinders} if binding is not None else set()  # run between the graphs
+        safe = [isinstance(s, KernelStep) and i not in bound and kernels.graph_safe(
+                    s.op_type, [moved.get(id(a), a) for a in s.inputs], s.attrs,
+                    [moved.get(id(a), a) for a in s.outputs])
+                for i, s in enumerate(steps)]
+        items, origins = _split_optimizer_steps(steps, compiled, safe, checks)
+        gpu = graphs.GpuReplay(items, device, stats, origins, len(bound))
         launches = len(items) - len(steps)  # a split step: its host step in its place, then its launches
         if launches:
             stats["graph"] += (f"; the optimizer's step: a host step and {launches} update launches" if len(checks) == 1
@@ -252,32 +257,32 @@ def compile_plan(capture, result, jit_compile=False):
         stats["graph"] = "no CUDA graph: the plan spans several devices"
     labels = [(s.op_type, sum(a.nbytes for a in s.outputs)) if isinstance(s, KernelStep)
               else (s.op_type, sum(out[1].nbytes for out in s.outputs)) for s in steps]  # (i, buffer, ...)
-    if gpu is None and devices == {CPU}:  # the CPU: large inputs read and results written in place
-        binding, counts = plan_binding(capture, steps, compiled, outputs, moved)
-        stats["inputs_in_place"], stats["results_in_place"] = counts
     plan = Plan(capture.inputs, compiled, outputs, structure, guards, stats, gpu, checks, labels)
-    if gpu is None and devices == {CPU}:
-        plan.binding = binding
+    plan.binding = binding
     plan.picture = picture
     _hold(plan, capture, moved, guards)
     return plan
 
 
 def _split_optimizer_steps(steps, compiled, safe, checks):
-    """``(compiled step, graph_safe)`` for a GPU plan, each optimizer step that has a launch form
-    (:func:`gpugrad.optimizers.graph_step.split`) as its host part and one graph-safe launch per variable."""
-    out = []
-    for s, step, is_safe in zip(steps, compiled, safe):
+    """``(items, origins)``: ``(compiled step, graph_safe)`` for a GPU plan, each optimizer step that has a launch
+    form (:func:`gpugrad.optimizers.graph_step.split`) as its host part and one graph-safe launch per variable;
+    and per item, the index of the step it is (None for a launch)."""
+    out, origins = [], []
+    for i, (s, step, is_safe) in enumerate(zip(steps, compiled, safe)):
         form = None
         if isinstance(s, CallStep) and s.fn is declare.undeclared(Optimizer._apply_pairs):
             form = graph_step.split(s.args[0], s.args[1])
         if form is None:
             out.append((step, is_safe))
+            origins.append(i)
             continue
         out.append((form.prepare, False))
+        origins.append(i)
         out.extend((launch, True) for launch in form.launches)
+        origins.extend([None] * len(form.launches))
         checks.append(form.still_bound)
-    return out
+    return out, origins
 
 
 def _hold(plan, capture, moved, guards):

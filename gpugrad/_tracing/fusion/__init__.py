@@ -59,7 +59,7 @@ class FusedStep(KernelStep):
         super().__init__("FusedRegion", list(region.inputs), None, outputs, region.device)
         self.region = region
         self.compile_seconds = 0.0
-        self._rebind = None  # on the CPU, once built: the compiled loop bound to other arrays (cpu.build)
+        self._rebind = None  # once built: the kernel bound to other arrays (cpu.build, gpu.build)
         self.unfused = list(unfused)
         self.report = report if report is not None else {}
 
@@ -84,8 +84,9 @@ class FusedStep(KernelStep):
 
     def rebinder(self, moved=None):
         """``rebind(sub)``: the built loop bound to the arrays of ``sub`` (id(array) -> this call's array) in
-        place of those, with no compilation (:meth:`KernelStep.rebinder`); None on a GPU (a CUDA graph holds
-        the addresses) or before :meth:`build`."""
+        place of those, with no compilation (:meth:`KernelStep.rebinder`): on the CPU the compiled loop, on a GPU
+        the generated kernels' launches (the plan then runs the step outside its CUDA graphs); None before
+        :meth:`build`."""
         bind = self._rebind
         if bind is None:
             return None

@@ -1,4 +1,4 @@
-"""A GPU region as one generated ``ElementwiseKernel``, and a ``ReductionKernel`` where a reduction ends it.
+"""A GPU region as one generated ``ElementwiseKernel``, and a ``ReductionKernel`` where it holds a reduction.
 
 :func:`source` writes a region's elementwise ops (:class:`.regions.Region`) as a kernel file in
 the format of ``kernels/`` (:mod:`gpugrad.backend.kernel_source`): a header (``in_params`` its operands,
@@ -9,10 +9,13 @@ an FMA beyond what NVRTC does for the unfused kernels. :func:`build` registers i
 hash and launches it through the backend's ``fused`` (CuPy compiles it once per dtype and device and caches
 it); it writes into the plan's buffers and allocates nothing, so a CUDA graph holds it. A region ending in a
 reduction (sum, mean, max over any axes) is also one ``cupy.ReductionKernel`` (:func:`reduction_kernel`): its
-map recomputes the region's program from the operands in registers, and it writes with ``out=`` into the
-plan's buffer through CuPy's own reduction kernel (never its CUB path: see there), allocating nothing. The
-values such a region writes besides its result are written by its ``ElementwiseKernel``: a ReductionKernel's
-out-params are indexed by the result's index, not the operands', so it cannot write them. The CuPy stand-in
+map recomputes the region's program up to the reduced value from the operands in registers, and it writes with
+``out=`` into the plan's buffer through CuPy's own reduction kernel (never its CUB path: see there), allocating
+nothing. The values such a region writes besides its result (those before the reduction that later steps read,
+and those of the elementwise steps after it, such as a loss's gradient) are written by its ``ElementwiseKernel``:
+a ReductionKernel's out-params are indexed by the result's index, not the operands', so it cannot write them
+(W3, ``sum(square(log(x)))`` and its gradient, is so one ElementwiseKernel reading ``x`` and writing the gradient,
+and one ReductionKernel reading ``x`` for the loss). The CuPy stand-in
 (``tests/stand_in_cupy``) builds the same sources for the host.
 
 Example:
@@ -101,21 +104,24 @@ IDENTITY = {"sum": "0", "mean": "0", "max": "-GPUGRAD_INFINITY"}
 
 
 def _mapped(region):
-    """The region's elementwise part that computes the value its reduction reduces, written as that value only."""
+    """The region's elementwise part that computes the value its reduction reduces (the steps before it), written
+    as that value only."""
     (out, kind, value, count), = region.reductions
-    mapped = dataclasses.replace(region, program=[p for p in region.program if p[5] is None],
-                                 outputs=[region.values[value]], reductions=[])
+    at = next(k for k, p in enumerate(region.program) if p[5] is not None)
+    mapped = dataclasses.replace(region, program=region.program[:at], outputs=[region.values[value]], reductions=[])
     return mapped
 
 
 def reduction_kernel(region):
-    """The ``cupy.ReductionKernel`` arguments of ``region``'s reduction (a GPU region holds one, at its end), as a
+    """The ``cupy.ReductionKernel`` arguments of ``region``'s reduction (a GPU region holds one at most), as a
     dict: ``in_params`` its operands and ``int64 n`` (the count a mean divides by; a second in-param also keeps
     CuPy 14.2 off its CUB path, which takes a temporary from the memory pool for a reduction over all axes and
     so cannot be captured in a CUDA graph), ``out_params`` ``T r``, ``map_expr`` the region's elementwise
     program up to the reduced value (the preamble's ``<name>_value``), ``reduce_expr``, ``post_map_expr``,
     ``identity``, ``name`` (``gpugrad_<name>``), ``reduce_type`` (float for float16, as cupy.sum; else T),
     ``preamble`` (the kernel file of that program, as :func:`source` writes it, and the ``_value`` function).
+    CuPy's own reduction kernel launches one block per ``block_stride`` results (``_reduction.pyx``
+    ``_get_block_specs``): a reduction to one value runs on one block of 512 threads, one SM's bandwidth.
 
     Example:
         >>> import numpy as np, gpugrad as gg
@@ -147,34 +153,107 @@ def build(region, inputs, outputs, reductions=()):
     ``reductions`` (the plan's arrays): one ``ElementwiseKernel`` writing the values read later (none where only
     the reduction is), then one ``ReductionKernel`` with ``out=`` the reduction's result. The elementwise kernel is
     registered (once per source) and compiled now; each launch writes into the plan's buffers and allocates
-    nothing."""
+    nothing. Its ``rebind(inputs, outputs, reductions)``: the same launches on other arrays of the same layouts,
+    with nothing compiled (a plan's binding, :mod:`gpugrad._tracing.binding`)."""
     backend = region.device.backend
-    launches = []
+    name = kernel = None
+    index = backend._device_index((list(outputs) + list(reductions))[0])  # the plan's GPU: a rebind's arrays are on it
     if outputs:
         name, text = source(region)
         kernel_source.register(name, text)
-        backend.kernel(name, np.dtype(region.dtype), backend._device_index(outputs[0]))
-        launches.append(functools.partial(backend.fused, name, *inputs, *outputs))
-    if region.reductions:
-        (result, kind, _, count), = region.reductions
-        (out,) = reductions
-        axes = region.axes[id(result)]
-        spec = reduction_kernel(region)
-        kernel = _reduction_kernels.get(tuple(sorted((k, str(v)) for k, v in spec.items())))
-        if kernel is None:
-            kernel = backend.xp.ReductionKernel(**spec)
-            _reduction_kernels[tuple(sorted((k, str(v)) for k, v in spec.items()))] = kernel
-        keepdims = out.ndim == len(region.shape) and out.ndim > 0
-        reduce = functools.partial(kernel, *inputs, region.size // max(out.size, 1), out=out, axis=axes,
-                                   keepdims=keepdims)
-        launches.append(functools.partial(_on_device, backend, backend._device_index(out), reduce))
-    if len(launches) == 1:
-        return launches[0]
+        backend.kernel(name, np.dtype(region.dtype), index)
+    split = _split(region) if region.reductions else None
+    if split is not None:  # to one value: the region's map reduced to partials over many blocks, then those
+        (result, kind, value, count), = region.reductions
+        first = dataclasses.replace(region, reductions=[(result, "sum" if kind == "mean" else kind, value, count)])
+        kernel, then = _reduction(backend, first), _reduction(backend, _partials_region(region, split))
+        with backend.xp.cuda.Device(index):
+            partials = backend.xp.empty(split, region.dtype)  # the plan's, as its buffers: made before any capture
+    elif region.reductions:
+        kernel = _reduction(backend, region)
+        axes = region.axes[id(region.reductions[0][0])]
 
-    def run():
-        for launch in launches:
-            launch()
-    return run
+    def bind(inputs, outputs, reductions):
+        launches = []
+        if name is not None:
+            launches.append(functools.partial(backend.fused, name, *inputs, *outputs))
+        if split is not None:
+            (out,) = reductions
+            rows = region.size // split
+            tiles = [a.reshape(rows, split) if how[0] == "full" else _compact(a).reshape(1, 1)
+                     for a, how in zip(inputs, region.indexing)]
+            launches.append(functools.partial(_on_device, backend, index, functools.partial(
+                kernel, *tiles, rows, out=partials, axis=(0,))))
+            launches.append(functools.partial(_on_device, backend, index, functools.partial(
+                then, partials, region.size, out=out.reshape(()), axis=(0,))))
+        elif kernel is not None:
+            (out,) = reductions
+            keepdims = out.ndim == len(region.shape) and out.ndim > 0
+            reduce = functools.partial(kernel, *inputs, region.size // max(out.size, 1), out=out, axis=axes,
+                                       keepdims=keepdims)
+            launches.append(functools.partial(_on_device, backend, index, reduce))
+        if len(launches) == 1:
+            return launches[0]
+
+        def run():
+            for launch in launches:
+                launch()
+        run.launches = len(launches)  # two: a CUDA graph of this one step saves a launch (graphs.segments)
+        return run
+
+    fn = bind(list(inputs), list(outputs), list(reductions))
+    fn.rebind = bind
+    return fn
+
+
+SPLIT = 1 << 20  # elements from which a reduction to one value runs as partials over many blocks, then one
+PARTIALS = 1 << 15  # partial results: CuPy runs 32 a block, so 1024 blocks, each column read coalesced
+
+
+def _split(region):
+    """How many partials ``region``'s reduction is split into (None: one ReductionKernel): a reduction of
+    :data:`SPLIT` elements or more to one value, over operands read whole or as one element, in float32 or
+    float64 (a partial is stored in the region's dtype). CuPy's kernel reduces to one value on one thread block
+    (one SM's bandwidth); reduced over its leading axis as ``(size / PARTIALS, PARTIALS)``, it runs one block per
+    32 partials, and a second launch reduces the partials."""
+    (result, _, _, _), = region.reductions
+    if (result.size != 1 or region.size < SPLIT or region.size % PARTIALS or np.dtype(region.dtype).itemsize < 4
+            or region.axes[id(result)] != tuple(range(len(region.shape)))
+            or any(how[0] not in ("full", "one") for how in region.indexing)):
+        return None
+    return PARTIALS
+
+
+def _partials_region(region, n):
+    """The region that reduces the ``n`` partials of ``region``'s reduction (:func:`_split`) to its result: the
+    partials read as they are, then the reduction (a mean's count: ``region.size``, given at the launch)."""
+    from .regions import Region
+
+    (result, kind, _, _), = region.reductions
+    partials, value = np.empty(n, region.dtype), np.empty(n, region.dtype)  # (their ids name them)
+    part = Region(0, (n,), np.dtype(region.dtype), region.device, inputs=[partials], indexing=[("full",)])
+    part.program = [("Partial", (("x",), (), "x"), [("in", 0)], [], [id(value)], None),
+                    (kind.capitalize(), None, [("v", id(value))], (), [id(result)], kind)]
+    part.values = {id(value): value, id(result): result}
+    part.reductions, part.axes, part.reduced = [(result, kind, id(value), region.size)], {id(result): (0,)}, {
+        id(result)}
+    part.op_types = ["Partial", kind.capitalize()]
+    return part
+
+
+def _reduction(backend, region):
+    """The ``cupy.ReductionKernel`` of ``region`` (:func:`reduction_kernel`), made once per spec."""
+    spec = reduction_kernel(region)
+    key = tuple(sorted((k, str(v)) for k, v in spec.items()))
+    kernel = _reduction_kernels.get(key)
+    if kernel is None:
+        kernel = _reduction_kernels[key] = backend.xp.ReductionKernel(**spec)
+    return kernel
+
+
+def _compact(a):
+    from .regions import compact
+    return compact(a)
 
 
 def _on_device(backend, index, launch):

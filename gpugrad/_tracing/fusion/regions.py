@@ -9,7 +9,8 @@ outside a region is read per element as the region's shape broadcasts it: the wh
 one element, a trailing part (``i % m``) or a leading part (``i // d``); any other layout ends the
 region. A region's values are written only where a later step reads them, the function returns
 them, or a view looks into them (its *outputs*); the others live in registers. On a GPU a region holds one
-reduction, which ends it (:mod:`.gpu`: one ``ReductionKernel``).
+reduction at most (:mod:`.gpu`: one ``ReductionKernel``); elementwise steps after it that do not read its result
+continue the region, as on the CPU.
 
 Example:
     >>> import numpy as np, gpugrad as gg
@@ -180,9 +181,6 @@ def find(capture, steps, returned, dialect):
                 regions.append(region)
 
     for i, s in enumerate(steps):
-        if dialect != "cpu" and current is not None and current.reductions:
-            close(current, i)  # on a GPU a reduction ends its region: one ReductionKernel each
-            current = None
         r = _declaration(s, dialect)
         if r is not None and current is not None and not _extend(current, s, r, i, dialect):
             close(current, i)
@@ -214,7 +212,7 @@ def _extend(region, step, r, i, dialect):
             return False  # a view into a value not yet written
     if r.reduces is not None:
         if dialect != "cpu" and region.reductions:
-            return False
+            return False  # on a GPU one reduction a region: one ReductionKernel
         (x,) = step.inputs
         out, axes = step.outputs[0], reduced_axes(step.attrs["axes"], x.ndim)
         if id(x) not in region.values or x.shape != region.shape or axes is None or region.size == 0 or \
