@@ -33,7 +33,7 @@ from . import expr
 
 __all__ = ["Region", "find", "LARGE"]
 
-LARGE = 1 << 15  # elements: from here a CPU region leaves transcendental ops to NumPy's vectorized loops
+LARGE = 1 << 15  # elements: from here a CPU region's transcendental ops run as NumPy's vectorized loops, per block
 MAX_OPS = 64  # ops per region: numba's compile time grows faster than the function's length
 
 
@@ -155,7 +155,10 @@ def _declaration(step, dialect):
 
 
 def _transcendental(r):
-    return r.expression is not None and not expr.calls(r.expression[2]) <= expr.ARITHMETIC
+    """Whether ``r``'s expression calls a transcendental function inside a larger expression (a gradient's
+    ``exp(-abs(x))``): one a large CPU region's blocks cannot hand to NumPy's loop (:mod:`.cpu`)."""
+    return r.expression is not None and not expr.calls(r.expression[2]) <= expr.ARITHMETIC and \
+        expr.ufunc_call(r.expression) is None
 
 
 def find(capture, steps, returned, dialect):
