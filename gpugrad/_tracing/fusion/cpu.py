@@ -7,7 +7,13 @@ numba's own threading layer is not used, whose OpenMP threads spin after each lo
 element, computes every op's declared expression in the region's dtype (numbers as that dtype, so
 float32 stays float32; no fast-math, so nothing is contracted or reordered), writes the outputs and
 adds up the reductions (sums in float64, each chunk's partial combined in chunk order, so a plan's
-result does not depend on thread timing). :func:`build` compiles it once per source: the module
+result does not depend on thread timing). A region of :data:`.regions.LARGE` elements or more with one-call
+transcendental ops (:func:`staged_calls`: ``log(x)``, ``exp(x)``, ``power(x, y)``) runs each chunk in blocks of
+:data:`STAGED_BLOCK_BYTES` per buffer (they stay in L2): per block, a numba ``stage`` loop writes the operands
+that are not an input's elements into block buffers, NumPy's ufunc (eager's call: eager's bits, its SIMD speed)
+computes each such op into its block buffer, and the region's loop reads those; so the region is still one
+pass over memory (W3, the gradient of ``sum(square(log(x)))``, reads ``x`` and writes the gradient and the loss).
+Each chunk has its own block buffers. :func:`build` compiles it once per source: the module
 is written to the cache folder (``$GPUGRAD_CACHE_DIR`` or ``~/.cache/gpugrad``) under its hash and
 numba caches its machine code there too (``cache=True``), so a later process loads it.
 
@@ -552,13 +558,16 @@ def _bound_staged(region, kernel, finish, schedule, pieces, partials, buffers, b
     fixed = {"slice": lambda k: (0, ins[k]), "fixed": lambda k: (2, ins[k][:1]),
              "const": lambda v: (2, np.array(v, dtype))}
 
+    def operand(op, t, g):
+        return fixed[op[0]](op[1]) if op[0] in fixed else (1, t[op[1]] if op[0] == "t" else g[op[1]])
+    plans = [[(stage, [(ufunc, [operand(op, t, g) for op in ops], t[j]) for ufunc, ops, j in ufuncs])
+              for stage, ufuncs in schedule] for t, g in buffers]
+
     def chunk(c, lo, hi):
         t, g = buffers[c]
         kargs = args + t
         sargs = ins + t + g
-        plan = [(stage, [(ufunc, [fixed[op[0]](op[1]) if op[0] in fixed else (1, t[op[1]] if op[0] == "t" else
-                                                                              g[op[1]]) for op in ops], t[j])
-                         for ufunc, ops, j in ufuncs]) for stage, ufuncs in schedule]
+        plan = plans[c]
         for p, size, init in sizes:
             p[c * size:(c + 1) * size] = init
         with np.errstate(all="ignore"):  # eager's op warns (or not) at its trace; a replay does not

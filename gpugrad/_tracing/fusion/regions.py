@@ -9,7 +9,11 @@ outside a region is read per element as the region's shape broadcasts it: the wh
 one element, a trailing part (``i % m``) or a leading part (``i // d``); any other layout ends the
 region. A region's values are written only where a later step reads them, the function returns
 them, or a view looks into them (its *outputs*); the others live in registers. On a GPU a region holds one
-reduction, which ends it (:mod:`.gpu`: one ``ReductionKernel``).
+reduction, which ends it (:mod:`.gpu`: one ``ReductionKernel``). A CPU region of :data:`LARGE` elements or
+more runs in blocks, each handing its one-call transcendental ops (``exp(x)``, ``log(x)``, ``power(x, y)``:
+:func:`.expr.ufunc_call`) to NumPy's vectorized ufunc (:mod:`.cpu`); an op that calls a transcendental
+function inside a larger expression (a gradient's ``exp(-abs(x))``) ends such a region, as numba's per-element
+libm call is several times slower than NumPy's SIMD loops.
 
 Example:
     >>> import numpy as np, gpugrad as gg
