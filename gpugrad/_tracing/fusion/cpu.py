@@ -49,24 +49,36 @@ __all__ = ["available", "source", "build", "PARALLEL"]
 PARALLEL = 1 << 16  # elements from which a region's loop is split across gpugrad's CPU threads
 BLOCK = 2048  # elements whose reduction terms a chunk keeps before adding them up
 STAGED_BLOCK_BYTES = 1 << 18  # a staged region's block: each of its buffers, and the inputs' part, stay in L2
-_SUM8 = """@numba.njit(cache=True, error_model='numpy', nogil=True)
+# a block's terms added in 8 lanes (lane l: terms l, l + 8, ... in order), the lanes then as ((0+1)+(2+3))+((4+5)+(6+7))
+# and the tail in order: the lanes as one vector of 8 doubles (llvmlite: lane-wise adds, nothing reassociated)
+_SUM8 = """from numba.core import cgutils
+from numba.extending import intrinsic
+from llvmlite import ir
+
+
+@intrinsic
+def _lanes8(typingctx, b, n8):
+    def codegen(context, builder, signature, args):
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        vector = ir.VectorType(ir.DoubleType(), 8)
+        acc = cgutils.alloca_once_value(builder, ir.Constant(vector, [0.0] * 8))
+        n = args[1]
+        with cgutils.for_range_slice(builder, ir.Constant(n.type, 0), n, ir.Constant(n.type, 8)) as (k, _):
+            x = builder.load(builder.bitcast(builder.gep(data, [k]), vector.as_pointer()), align=8)
+            builder.store(builder.fadd(builder.load(acc), x), acc)
+        lanes = builder.load(acc)
+        e = [builder.extract_element(lanes, ir.Constant(ir.IntType(32), j)) for j in range(8)]
+        return builder.fadd(builder.fadd(builder.fadd(e[0], e[1]), builder.fadd(e[2], e[3])),
+                            builder.fadd(builder.fadd(e[4], e[5]), builder.fadd(e[6], e[7])))
+    return numba.types.float64(b, n8), codegen
+
+
+@numba.njit(cache=True, error_model='numpy', nogil=True)
 def _sum8(b, m):
-    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = np.float64(0)
-    k = 0
-    while k + 8 <= m:
-        s0 += b[k]
-        s1 += b[k + 1]
-        s2 += b[k + 2]
-        s3 += b[k + 3]
-        s4 += b[k + 4]
-        s5 += b[k + 5]
-        s6 += b[k + 6]
-        s7 += b[k + 7]
-        k += 8
-    t = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
-    while k < m:
+    n8 = m // 8 * 8
+    t = _lanes8(b, n8)
+    for k in range(n8, m):
         t += b[k]
-        k += 1
     return t
 
 """
