@@ -28,6 +28,14 @@ def threads(request):
     gg.set_num_threads(before)
 
 
+@pytest.fixture(params=[None, 1 << 13], ids=["blocks of 1 MiB", "blocks of 2 Ki elements"])
+def blocks(request, monkeypatch):
+    """The block size a staged region is built with: the default, and the smallest (many blocks per chunk)."""
+    if request.param is not None:
+        monkeypatch.setattr(cpu, "STAGED_BLOCK_BYTES", request.param)
+    return request.param
+
+
 def _regions(f):
     return [r for trace in f._traces.values() if trace.plan is not None
             for r in trace.plan.stats.get("fusion", {}).get("regions", [])]
@@ -79,7 +87,7 @@ def test_every_one_call_transcendental_op_is_covered():
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("n", SIZES)
 @pytest.mark.parametrize("name", list(CHAINS))
-def test_a_transcendental_op_fuses_at_every_size_with_eagers_bits_from_large(name, n, dtype, threads):
+def test_a_transcendental_op_fuses_at_every_size_with_eagers_bits_from_large(name, n, dtype, threads, blocks):
     """One region at every size (``Mul``, the op, ``Mul``, ``Sum``); from LARGE elements the op is NumPy's, so
     the product is eager's bits; below, numba's libm call within the op's ulps (times 3, rounded: 2 ulp more)."""
     chain = CHAINS[name]
@@ -109,7 +117,7 @@ def test_a_transcendental_op_fuses_at_every_size_with_eagers_bits_from_large(nam
 @needs_numba
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("n", [regions.LARGE, 3 * cpu.PARALLEL + 7])
-def test_staged_ops_on_values_broadcast_rows_and_staged_results(n, dtype, threads):
+def test_staged_ops_on_values_broadcast_rows_and_staged_results(n, dtype, threads, blocks):
     """A staged op on a value of the region (a block buffer the stage below writes), on a broadcast row (``i % m``)
     and on a staged op's result (``exp(log(.))``: two levels), with a sum over the leading axis; eager's bits but
     for the sum, which is within its bound; the same bits on every call."""
@@ -138,7 +146,7 @@ def test_staged_ops_on_values_broadcast_rows_and_staged_results(n, dtype, thread
 
 
 @needs_numba
-def test_a_staged_split_region_gives_the_same_bits_on_any_thread_count_after_its_trace():
+def test_a_staged_split_region_gives_the_same_bits_on_any_thread_count_after_its_trace(blocks):
     """The chunks are fixed at the trace (each with its own block buffers); run on 1 to 4 threads, in turn or
     in parallel, the same bits."""
     x = gg.tensor(np.abs(_values(3 * cpu.PARALLEL + 7, np.float32, 5)))
@@ -185,3 +193,26 @@ def test_a_gradient_calling_a_transcendental_function_inside_still_ends_a_large_
     f(x)
     np.testing.assert_allclose(f(x).numpy(), fn(x).numpy(), rtol=1e-5)
     assert all("SoftplusGrad" not in r["op_types"] for r in _regions(f))
+
+
+@needs_numba
+@pytest.mark.parametrize("axis", [-1, 0, None])
+def test_a_staged_reduction_whose_rows_cross_blocks(axis, threads, blocks):
+    """Rows of 3000 elements, reduced along or across: a block ends inside a row, and the row's sum (or max) goes
+    on in the next block; within the bound, the terms eager's bits."""
+    x = np.random.default_rng(7).uniform(-2, 2, (40, 3000)).astype(np.float32)
+
+    def fn(x):
+        z = gg.exp(x * 0.5) - 1.0
+        return gg.sum(z, axis=axis), gg.max(z, axis=axis), z
+    f = gg.function(fn, jit_compile=True)
+    f(gg.tensor(x))
+    s, mx, z = f(gg.tensor(x))
+    s_eager, mx_eager, z_eager = fn(gg.tensor(x))
+    _bits(z.numpy(), z_eager.numpy(), "z")
+    _bits(mx.numpy(), mx_eager.numpy(), "max")
+    terms = z_eager.numpy()
+    for got, want, t in zip(np.atleast_1d(s.numpy()), np.atleast_1d(s_eager.numpy()),
+                            [terms] if axis is None else list(np.moveaxis(terms, axis, 0).T)):
+        _within_sum(got, want, t, "sum")
+    assert [r["op_types"] for r in _regions(f)] == [["Mul", "Exp", "Sub", "Sum", "Max"]]

@@ -9,7 +9,7 @@ float32 stays float32; no fast-math, so nothing is contracted or reordered), wri
 adds up the reductions (sums in float64, each chunk's partial combined in chunk order, so a plan's
 result does not depend on thread timing). A region of :data:`.regions.LARGE` elements or more with one-call
 transcendental ops (:func:`staged_calls`: ``log(x)``, ``exp(x)``, ``power(x, y)``) runs each chunk in blocks of
-:data:`STAGED_BLOCK_BYTES` per buffer (they stay in L2): per block, a numba ``stage`` loop writes the operands
+:data:`STAGED_BLOCK_BYTES` per buffer (in cache): per block, a numba ``stage`` loop writes the operands
 that are not an input's elements into block buffers, NumPy's ufunc (eager's call: eager's bits, its SIMD speed)
 computes each such op into its block buffer, and the region's loop reads those; so the region is still one
 pass over memory (W3, the gradient of ``sum(square(log(x)))``, reads ``x`` and writes the gradient and the loss).
@@ -48,7 +48,9 @@ __all__ = ["available", "source", "build", "PARALLEL"]
 
 PARALLEL = 1 << 16  # elements from which a region's loop is split across gpugrad's CPU threads
 BLOCK = 2048  # elements whose reduction terms a chunk keeps before adding them up
-STAGED_BLOCK_BYTES = 1 << 18  # a staged region's block: each of its buffers, and the inputs' part, stay in L2
+# a staged region's block, per buffer: its Python calls (~5 us a block) stay a few percent of its time, and its
+# buffers and inputs' part in cache (measured on W3: 256 KiB to 4 MiB alike within noise, 1 MiB the fastest)
+STAGED_BLOCK_BYTES = 1 << 20
 # a block's terms added in 8 lanes (lane l: terms l, l + 8, ... in order), the lanes then as ((0+1)+(2+3))+((4+5)+(6+7))
 # and the tail in order: the lanes as one vector of 8 doubles (llvmlite: lane-wise adds, nothing reassociated)
 _SUM8 = """from numba.core import cgutils
