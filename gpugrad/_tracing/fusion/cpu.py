@@ -62,11 +62,11 @@ from llvmlite import ir
 def _lanes8(typingctx, b, n8):
     def codegen(context, builder, signature, args):
         data = context.make_array(signature.args[0])(context, builder, args[0]).data
-        vector = ir.VectorType(ir.DoubleType(), 8)
-        acc = cgutils.alloca_once_value(builder, ir.Constant(vector, [0.0] * 8))
+        lanes8 = ir.VectorType(ir.DoubleType(), 8)
+        acc = cgutils.alloca_once_value(builder, ir.Constant(lanes8, [0.0] * 8))
         n = args[1]
         with cgutils.for_range_slice(builder, ir.Constant(n.type, 0), n, ir.Constant(n.type, 8)) as (k, _):
-            x = builder.load(builder.bitcast(builder.gep(data, [k]), vector.as_pointer()), align=8)
+            x = builder.load(builder.bitcast(builder.gep(data, [k]), lanes8.as_pointer()), align=8)
             builder.store(builder.fadd(builder.load(acc), x), acc)
         lanes = builder.load(acc)
         e = [builder.extract_element(lanes, ir.Constant(ir.IntType(32), j)) for j in range(8)]
