@@ -5,7 +5,9 @@ Per element of each result, in float32 and float64, given the same operands:
 - ``+ - * /``, ``sqrt``, comparisons, ``where``, ``maximum``/``minimum``, ``abs`` and negation give eager's
   bits (IEEE rounding, nothing contracted into an FMA or reordered);
 - a transcendental call (``exp``, ``log``, ``tanh``, ``sin``, ...; libm's on the CPU, CUDA's on a GPU, where
-  eager runs NumPy's or CuPy's loops) is within :data:`TRANSCENDENTAL_ULPS` ulp of eager's result;
+  eager runs NumPy's or CuPy's loops) is within :data:`TRANSCENDENTAL_ULPS` ulp of eager's result; in a CPU
+  region of ``regions.LARGE`` elements or more an op that is one such call (``exp(x)``, ``log(x)``,
+  ``power(x, y)``) is NumPy's ufunc on the region's blocks, so eager's bits;
 - a hot gradient's ``math`` may order its arithmetic unlike its eager formula: one ulp per operation of it;
 - each element of a sum or mean (over any axes) of ``n`` terms is within ``(log2(n) + 2) * eps * sum(|terms|)``
   of eager's (on the CPU the fused sum adds in float64, so the difference is NumPy's own rounding; on a GPU

@@ -17,7 +17,9 @@ import ast
 import functools
 import math
 
-__all__ = ["emit", "calls", "ARITHMETIC", "ExpressionError"]
+import numpy as np
+
+__all__ = ["emit", "calls", "ufunc_call", "ARITHMETIC", "ExpressionError"]
 
 # calls that are exactly rounded arithmetic or selections: a loop of them vectorizes and gives NumPy's bits
 ARITHMETIC = frozenset({"add", "subtract", "multiply", "true_divide", "divide", "negative", "square", "absolute",
@@ -63,6 +65,27 @@ def calls(text):
         ['exp', 'where']
     """
     return {n.func.id for n in ast.walk(_parsed(text)) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+
+
+def ufunc_call(declared):
+    """The name of the NumPy ufunc where declared expression ``(names, params, text)`` is one call of a
+    transcendental ufunc (not :data:`ARITHMETIC`) over its operand names in order, as eager's op makes it
+    (``log(x)``, ``power(x, y)``); else None.
+
+    Example:
+        >>> ufunc_call((("x",), (), "log(x)")), ufunc_call((("x", "dy"), (), "dy * sinh(x)"))
+        ('log', None)
+    """
+    names, params, text = declared
+    node = _parsed(text)
+    if params or not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name) or node.keywords:
+        return None
+    name = node.func.id
+    if name in ARITHMETIC or name not in _NUMBA_OK or not isinstance(getattr(np, name, None), np.ufunc):
+        return None
+    if [a.id if isinstance(a, ast.Name) else None for a in node.args] != list(names):
+        return None
+    return name
 
 
 def _number(value, dialect):

@@ -10,7 +10,11 @@ one element, a trailing part (``i % m``) or a leading part (``i // d``); any oth
 region. A region's values are written only where a later step reads them, the function returns
 them, or a view looks into them (its *outputs*); the others live in registers. On a GPU a region holds one
 reduction at most (:mod:`.gpu`: one ``ReductionKernel``); elementwise steps after it that do not read its result
-continue the region, as on the CPU.
+continue the region, as on the CPU. A CPU region of :data:`LARGE` elements or
+more runs in blocks, each handing its one-call transcendental ops (``exp(x)``, ``log(x)``, ``power(x, y)``:
+:func:`.expr.ufunc_call`) to NumPy's vectorized ufunc (:mod:`.cpu`); an op that calls a transcendental
+function inside a larger expression (a gradient's ``exp(-abs(x))``) ends such a region, as numba's per-element
+libm call is several times slower than NumPy's SIMD loops.
 
 Example:
     >>> import numpy as np, gpugrad as gg
@@ -34,7 +38,7 @@ from . import expr
 
 __all__ = ["Region", "find", "LARGE"]
 
-LARGE = 1 << 15  # elements: from here a CPU region leaves transcendental ops to NumPy's vectorized loops
+LARGE = 1 << 15  # elements: from here a CPU region's transcendental ops run as NumPy's vectorized loops, per block
 MAX_OPS = 64  # ops per region: numba's compile time grows faster than the function's length
 
 
@@ -156,7 +160,10 @@ def _declaration(step, dialect):
 
 
 def _transcendental(r):
-    return r.expression is not None and not expr.calls(r.expression[2]) <= expr.ARITHMETIC
+    """Whether ``r``'s expression calls a transcendental function inside a larger expression (a gradient's
+    ``exp(-abs(x))``): one a large CPU region's blocks cannot hand to NumPy's loop (:mod:`.cpu`)."""
+    return r.expression is not None and not expr.calls(r.expression[2]) <= expr.ARITHMETIC and \
+        expr.ufunc_call(r.expression) is None
 
 
 def find(capture, steps, returned, dialect):
