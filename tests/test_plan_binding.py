@@ -111,12 +111,15 @@ def test_a_step_without_a_prebound_call_is_bound_anew_by_its_declaration(monkeyp
 @pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason="the fused loop needs numba (gpugrad[jit])")
 def test_a_fused_loop_is_rebound_without_compiling(monkeypatch):
     bound = []
-    real = fused_cpu._bound
 
-    def spy(*args):
-        bound.append(args[-3:])  # (inputs, outputs, reductions)
-        return real(*args)
-    monkeypatch.setattr(fused_cpu, "_bound", spy)
+    def spying(real):
+        def spy(*args):
+            bound.append(args[-3:])  # (inputs, outputs, reductions)
+            return real(*args)
+        return spy
+    # a loop of plain ops, or one of a large region whose transcendental ops NumPy computes block by block
+    monkeypatch.setattr(fused_cpu, "_bound", spying(fused_cpu._bound))
+    monkeypatch.setattr(fused_cpu, "_bound_staged", spying(fused_cpu._bound_staged))
     compiled = []
     real_compile = fused_cpu.compile_source
     f = gg.function(_w3, jit_compile=True)
