@@ -647,7 +647,8 @@ def test_float_powers_are_pow_per_element(tmp_path):
         import numpy as np, cupy
         for dtype in (np.float32, np.float64):
             x = np.array([-np.inf, -0.0, 4.0], dtype)
-            assert np.isnan(np.power(x, dtype(0.5))[0]) and np.signbit(np.power(x, dtype(0.5))[1])
+            if np.lib.NumpyVersion(np.__version__) >= "2.3.0":  # NumPy's fast path, which the stand-in must not copy
+                assert np.isnan(np.power(x, dtype(0.5))[0]) and np.signbit(np.power(x, dtype(0.5))[1])
             for exponent in (0.5, cupy.asarray(dtype(0.5)), cupy.asarray([0.5, 0.5, 0.5], dtype=dtype)):
                 got = (cupy.asarray(x) ** exponent).tolist()
                 assert got == [np.inf, 0.0, 2.0] and not np.signbit(got[1]), (dtype, exponent, got)

@@ -84,8 +84,8 @@ def _sum8(b, m):
     return t
 
 """
-# NumPy's power loop given one exponent for every element (a stride-0 operand) takes 0.5 as sqrt and -1 as a
-# reciprocal: sqrt(-inf) is nan and sqrt(-0.0) is -0.0, where pow gives inf and 0.0
+# NumPy's power loop (from NumPy 2.3) given one exponent for every element (a stride-0 operand) takes 0.5 as
+# sqrt and -1 as a reciprocal: sqrt(-inf) is nan and sqrt(-0.0) is -0.0, where pow gives inf and 0.0
 _POW1 = """@numba.njit(cache=True, error_model='numpy', nogil=True)
 def _pow1(x, y):
     if y == _T(0.5):
@@ -170,9 +170,25 @@ def layout(region):
     return m, bases
 
 
+def _sqrt_fast_path(dtype):
+    """Whether this NumPy's ``power`` loop takes one exponent 0.5 as ``sqrt`` for ``dtype`` (NumPy 2.3 and later:
+    ``(-0.0) ** 0.5`` is then -0.0; before, ``pow``'s 0.0).
+
+    Example:
+        >>> _sqrt_fast_path(np.float64) == bool(np.signbit(np.power(np.array([-0.0]), 0.5)[0]))
+        True
+    """
+    t = np.dtype(dtype).type
+    with np.errstate(all="ignore"):
+        return bool(np.signbit(np.power(np.array([-0.0, -0.0], t), t(0.5))[0]))
+
+
 def _one_exponent(region, r):
     """Whether eager NumPy reads exponent ref ``r`` of a ``power`` with stride 0 (one value for every element, as
-    a number or 0-d array, or one element broadcast over a larger result): then its loop's fast paths apply."""
+    a number or 0-d array, or one element broadcast over a larger result) and this NumPy's loop then takes its
+    fast paths."""
+    if not _sqrt_fast_path(region.dtype):
+        return False
     if r[0] == "const":
         return True
     if r[0] != "in" or region.indexing[r[1]][0] != "one":
